@@ -3,7 +3,8 @@
 // `env.proxy_*` imports would fail to link; every such import is stubbed to return status 12
 // (Unimplemented), so a spec that accidentally reaches the host sees a failure, not success.
 export default {
-  entries: ["assembly/__tests__/**/*.spec.ts"],
+  // ASP_ONLY=config npm run test:as runs only assembly/__tests__/config.spec.ts.
+  entries: process.env.ASP_ONLY ? [`assembly/__tests__/${process.env.ASP_ONLY}.spec.ts`] : ["assembly/__tests__/**/*.spec.ts"],
   include: ["assembly/__tests__/**/*.include.ts"],
   disclude: [/node_modules/],
   async instantiate(memory, createImports, instantiate, binary) {

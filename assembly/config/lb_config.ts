@@ -1,0 +1,146 @@
+// One resolved load-balancing configuration (the top level, or one `_rules_` entry).
+// Keys of Higress's ai-load-balancer are accepted verbatim (lb_type, lb_policy, lb_config with
+// serviceFQDN, servicePort, username, password, timeout, database, redisKeyTTL, maxRequestCount,
+// cleanInterval, enableDetailLog, metric_policy, target_metric, rate_limit); the rest are ours and
+// documented in README ("Configuration"). Defaults live here, next to their validation.
+import { JsonValue } from "../json/value";
+import { ConfigErrors, ConfigReader } from "./reader";
+import { PrefixSettings, parsePrefixSettings, PREFIX_KEYS } from "./prefix_settings";
+import { MetricsSettings, parseMetricsSettings, METRICS_KEYS } from "./metrics_settings";
+
+export const POLICY_NONE = "none";
+export const POLICY_GLOBAL_LEAST_REQUEST = "global_least_request";
+export const POLICY_PREFIX_CACHE = "prefix_cache";
+export const POLICY_ENDPOINT_METRICS = "endpoint_metrics";
+export const POLICY_CLUSTER_METRICS = "cluster_metrics";
+export const POLICY_HEADER = "header";
+
+const POLICIES: string[] = [POLICY_GLOBAL_LEAST_REQUEST, POLICY_PREFIX_CACHE, POLICY_ENDPOINT_METRICS,
+  "least_busy", "metrics_based", POLICY_CLUSTER_METRICS, POLICY_HEADER];
+
+export class RedisSettings {
+  /** Envoy cluster name: outbound|<port>||<fqdn>[?db=N]. */
+  cluster: string = "";
+  username: string = "";
+  password: string = "";
+  timeoutMs: u32 = 3000;
+}
+
+export class LbConfig {
+  lbType: string = "endpoint";
+  policy: string = POLICY_NONE;
+  redis: RedisSettings | null = null;
+  // Accounting (shared by every Redis-backed policy)
+  keyPrefix: string = "llmlb";
+  /** route_cluster: counts per route and cluster (Higress); cluster: shared by every route of a cluster. */
+  keyScope: string = "route_cluster";
+  leaseTtlMs: i64 = 60000;
+  candidateTtlMs: i64 = 30000;
+  hostStaleMs: i64 = 3600000;
+  costMode: string = "count";
+  // Shedding
+  maxRequestCount: i64 = 0;
+  shedStatus: u32 = 429;
+  retryAfterSeconds: i64 = 1;
+  priorityHeader: string = "x-llm-priority";
+  highPriorityValue: string = "high";
+  lowPriorityValue: string = "low";
+  lowPriorityFraction: f64 = 0.5;
+  // Fail-fast hosts
+  failurePenalty: i64 = 2;
+  failurePenaltyMs: i64 = 10000;
+  // Redis outage handling
+  breakerFailures: i64 = 3;
+  breakerOpenMs: i64 = 5000;
+  // Hand-off and debugging
+  destinationHeader: string = "";
+  debugHeader: string = "";
+  staticHosts: string[] = [];
+  healthyStatuses: string[] = ["Healthy"];
+  bodilessRequests: string = "passthrough";
+  maxBodyBytes: i64 = 4194304;
+  detailLog: bool = false;
+  // Test-only header policy
+  endpointHeader: string = "x-llmlb-endpoint";
+  prefix: PrefixSettings = new PrefixSettings();
+  metrics: MetricsSettings = new MetricsSettings();
+
+  usesRedis(): bool { return this.redis !== null; }
+}
+
+const COMMON_KEYS: string[] = ["serviceFQDN", "servicePort", "serviceHost", "username", "password", "timeout", "database",
+  "keyPrefix", "leaseTTL", "candidateTTL", "cleanInterval", "costMode", "maxRequestCount", "shedStatus",
+  "retryAfter", "priorityHeader", "highPriorityValue", "lowPriorityValue", "lowPriorityFraction",
+  "failurePenalty", "failurePenaltySeconds", "breakerFailures", "breakerOpenSeconds", "destinationHeader",
+  "debugHeader", "staticHosts", "healthyStatuses", "bodilessRequests", "maxBodyBytes", "enableDetailLog",
+  "header", "logLevel", "keyScope"];
+// Higress's cluster_metrics keys (lb_type: cluster): accepted so configurations migrate unchanged.
+const CLUSTER_METRICS_KEYS: string[] = ["mode", "service_list", "rate_limit", "queue_size", "cluster_header"];
+
+function needsRedis(policy: string): bool {
+  return policy == POLICY_GLOBAL_LEAST_REQUEST || policy == POLICY_PREFIX_CACHE;
+}
+
+function parseRedis(r: ConfigReader, policy: string): RedisSettings | null {
+  const required = needsRedis(policy);
+  if (!r.has("serviceFQDN") && !required) return null;
+  const s = new RedisSettings();
+  const fqdn = r.str("serviceFQDN", "");
+  const port = r.int("servicePort", 0, 0, 65535);
+  if (fqdn.length == 0) r.errors.add(r.key("serviceFQDN") + " is required for lb_policy " + policy + " (the Redis service, e.g. redis.static)");
+  if (port == 0) r.errors.add(r.key("servicePort") + " is required for lb_policy " + policy + " (the Redis port, e.g. 6379)");
+  const db = r.int("database", 0, 0, 15);
+  s.cluster = "outbound|" + port.toString() + "||" + fqdn + (db > 0 ? "?db=" + db.toString() : "");
+  s.username = r.str("username", "");
+  s.password = r.str("password", "");
+  s.timeoutMs = <u32>r.int("timeout", 3000, 1, 60000);
+  return s;
+}
+
+/** Parses {lb_type, lb_policy, lb_config} of `obj`; errors are added to `errors`. */
+export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors): LbConfig {
+  const top = new ConfigReader(obj, path, errors);
+  const c = new LbConfig();
+  c.lbType = top.choice("lb_type", "endpoint", ["endpoint", "cluster"]);
+  let policy = top.choice("lb_policy", POLICY_NONE, POLICIES);
+  if (policy == "least_busy" || policy == "metrics_based") policy = POLICY_ENDPOINT_METRICS;
+  if (c.lbType == "cluster" && policy != POLICY_CLUSTER_METRICS && policy != POLICY_NONE) {
+    errors.add(top.key("lb_policy") + " must be cluster_metrics when lb_type is cluster, got '" + policy + "'");
+  }
+  c.policy = policy;
+  const r = top.child("lb_config");
+  if (policy == POLICY_CLUSTER_METRICS) {
+    r.rejectUnknown(CLUSTER_METRICS_KEYS);
+    return c; // accepted for migration; see README (the route keeps its own load balancing)
+  }
+  r.rejectUnknown(COMMON_KEYS.concat(PREFIX_KEYS).concat(METRICS_KEYS));
+  c.redis = parseRedis(r, policy);
+  c.keyPrefix = r.str("keyPrefix", c.keyPrefix);
+  c.keyScope = r.choice("keyScope", "route_cluster", ["route_cluster", "cluster"]);
+  c.leaseTtlMs = r.int("leaseTTL", 60, 2, 86400) * 1000;
+  c.candidateTtlMs = r.int("candidateTTL", 30, 1, 3600) * 1000;
+  c.hostStaleMs = r.int("cleanInterval", 60, 1, 10080) * 60000;
+  c.costMode = r.choice("costMode", "count", ["count", "bytes", "tokens"]);
+  c.maxRequestCount = r.int("maxRequestCount", 0, 0, 1000000000);
+  c.shedStatus = <u32>r.int("shedStatus", 429, 400, 599);
+  c.retryAfterSeconds = r.int("retryAfter", 1, 0, 3600);
+  c.priorityHeader = r.str("priorityHeader", c.priorityHeader).toLowerCase();
+  c.highPriorityValue = r.str("highPriorityValue", c.highPriorityValue);
+  c.lowPriorityValue = r.str("lowPriorityValue", c.lowPriorityValue);
+  c.lowPriorityFraction = r.num("lowPriorityFraction", 0.5, 0.0, 1.0);
+  c.failurePenalty = r.int("failurePenalty", 2, 0, 1000000);
+  c.failurePenaltyMs = r.int("failurePenaltySeconds", 10, 0, 3600) * 1000;
+  c.breakerFailures = r.int("breakerFailures", 3, 1, 1000);
+  c.breakerOpenMs = r.int("breakerOpenSeconds", 5, 1, 3600) * 1000;
+  c.destinationHeader = r.str("destinationHeader", "").toLowerCase();
+  c.debugHeader = r.str("debugHeader", "").toLowerCase();
+  c.staticHosts = r.strList("staticHosts");
+  if (r.has("healthyStatuses")) c.healthyStatuses = r.strList("healthyStatuses");
+  c.bodilessRequests = r.choice("bodilessRequests", "passthrough", ["passthrough", "balance"]);
+  c.maxBodyBytes = r.int("maxBodyBytes", 4194304, 1024, 1073741824);
+  c.detailLog = r.bool("enableDetailLog", false);
+  c.endpointHeader = r.str("header", c.endpointHeader).toLowerCase();
+  c.prefix = parsePrefixSettings(r);
+  c.metrics = parseMetricsSettings(r);
+  return c;
+}

@@ -1,0 +1,34 @@
+// prefix_cache settings (lb_config keys). Defaults are documented in README ("prefix_cache").
+import { ConfigReader } from "./reader";
+
+export const PREFIX_KEYS: string[] = ["redisKeyTTL", "compat", "orderSensitive", "namespaceByModel",
+  "maxHashBytes", "loadGateAbs", "loadGateRel", "loadGateCap"];
+
+export class PrefixSettings {
+  keyTtlSeconds: i64 = 1800;
+  /** Higress-compatible bare keys (no namespace), for fleets that mix both plugins. */
+  compat: bool = false;
+  /** Salt each block hash with its position so swapped or repeated blocks cannot collide. */
+  orderSensitive: bool = false;
+  namespaceByModel: bool = true;
+  maxHashBytes: i64 = 1048576;
+  /** Leave the affinity host when its load > min + abs AND > rel x min ... */
+  gateAbs: i64 = 8;
+  gateRel: f64 = 1.5;
+  /** ... or when its load >= cap (0 = no cap). */
+  gateCap: i64 = 0;
+}
+
+export function parsePrefixSettings(r: ConfigReader): PrefixSettings {
+  const s = new PrefixSettings();
+  s.keyTtlSeconds = r.int("redisKeyTTL", 1800, 1, 31536000);
+  s.compat = r.bool("compat", false);
+  s.orderSensitive = r.bool("orderSensitive", false);
+  if (s.compat && s.orderSensitive) r.errors.add(r.key("orderSensitive") + " cannot be true when compat is true (Higress keys are not position-salted)");
+  s.namespaceByModel = r.bool("namespaceByModel", true);
+  s.maxHashBytes = r.int("maxHashBytes", 1048576, 64, 1073741824);
+  s.gateAbs = r.int("loadGateAbs", 8, 0, 1000000);
+  s.gateRel = r.num("loadGateRel", 1.5, 1.0, 1000.0);
+  s.gateCap = r.int("loadGateCap", 0, 0, 1000000);
+  return s;
+}

@@ -1,0 +1,204 @@
+// Non-aborting wrappers around the Proxy-Wasm host calls the plugin uses.
+// The SDK's helpers abort the VM (CHECK_RESULT -> proc_exit) on any non-Ok status, e.g. a missing
+// property; on the request path every status must be handled, so these return null / the status.
+import * as raw from "@solo-io/proxy-runtime/assembly/imports";
+import * as higress from "./higress";
+import { Pair, serializePairs } from "./pairs";
+
+export const enum Status {
+  Ok = 0, NotFound = 1, BadArgument = 2, InvalidMemoryAccess = 6, Empty = 7, CasMismatch = 8,
+  InternalFailure = 10, Unimplemented = 12,
+}
+export const enum MapType { RequestHeaders = 0, RequestTrailers = 1, ResponseHeaders = 2 }
+export const enum BufferType { RequestBody = 0, ResponseBody = 1, HttpCallResponseBody = 4, PluginConfiguration = 7, RedisCallResponse = 9 }
+export const enum LogLevel { Trace = 0, Debug = 1, Info = 2, Warn = 3, Error = 4, Critical = 5 }
+
+/** Out-parameters (pointer + size) the host writes; the host allocates through our `malloc`. */
+class OutParams {
+  ptr: usize = 0;
+  size: usize = 0;
+  word: u32 = 0;
+  wide: u64 = 0;
+}
+const out = new OutParams();
+const OUT_PTR = changetype<usize>(out) + offsetof<OutParams>("ptr");
+const OUT_SIZE = changetype<usize>(out) + offsetof<OutParams>("size");
+const OUT_WORD = changetype<usize>(out) + offsetof<OutParams>("word");
+const OUT_WIDE = changetype<usize>(out) + offsetof<OutParams>("wide");
+
+function resetOut(): void {
+  out.ptr = 0;
+  out.size = 0;
+}
+
+/** Takes ownership of the buffer the host allocated with `malloc` (pinned there; unpinned here). */
+function takeOut(): ArrayBuffer {
+  const p = out.ptr;
+  const n = out.size;
+  out.ptr = 0;
+  out.size = 0;
+  if (p == 0) return new ArrayBuffer(0);
+  const buf = changetype<ArrayBuffer>(p);
+  __unpin(p);
+  // The allocation may be larger than what the host wrote.
+  return <usize>buf.byteLength == n ? buf : buf.slice(0, <i32>n);
+}
+
+function utf8(s: string): ArrayBuffer {
+  return String.UTF8.encode(s);
+}
+
+// ---- logging -------------------------------------------------------------------------------
+let logThreshold: LogLevel = LogLevel.Info;
+export function setLogThreshold(level: LogLevel): void { logThreshold = level; }
+/** Check before building an expensive message. */
+export function logEnabled(level: LogLevel): bool { return level >= logThreshold; }
+export function log(level: LogLevel, message: string): void {
+  if (level < logThreshold) return;
+  const b = utf8("[ai-load-balancer] " + message);
+  raw.proxy_log(<usize>level, changetype<usize>(b), b.byteLength);
+}
+
+// ---- time ----------------------------------------------------------------------------------
+export function nowNanos(): u64 {
+  out.wide = 0;
+  raw.proxy_get_current_time_nanoseconds(OUT_WIDE);
+  return out.wide;
+}
+export function nowMillis(): f64 { return <f64>(nowNanos() / 1000000); }
+
+// ---- properties ----------------------------------------------------------------------------
+/** Path segments are joined with NUL, as the ABI expects. Returns null when not Ok. */
+export function getProperty(path: string[]): ArrayBuffer | null {
+  const p = utf8(path.join("\0"));
+  resetOut();
+  const st = raw.proxy_get_property(changetype<usize>(p), p.byteLength, OUT_PTR, OUT_SIZE);
+  if (st != Status.Ok) { takeOut(); return null; }
+  return takeOut();
+}
+export function getPropertyString(path: string[]): string | null {
+  const b = getProperty(path);
+  return b === null ? null : String.UTF8.decode(b);
+}
+export function setProperty(path: string[], value: string): u32 {
+  const p = utf8(path.join("\0"));
+  const v = utf8(value);
+  return raw.proxy_set_property(changetype<usize>(p), p.byteLength, changetype<usize>(v), v.byteLength);
+}
+
+// ---- header maps ---------------------------------------------------------------------------
+export function getHeader(map: MapType, name: string): string | null {
+  const k = utf8(name);
+  resetOut();
+  const st = raw.proxy_get_header_map_value(map, changetype<usize>(k), k.byteLength, OUT_PTR, OUT_SIZE);
+  if (st != Status.Ok) { takeOut(); return null; }
+  return String.UTF8.decode(takeOut());
+}
+export function replaceHeader(map: MapType, name: string, value: string): u32 {
+  const k = utf8(name);
+  const v = utf8(value);
+  return raw.proxy_replace_header_map_value(map, changetype<usize>(k), k.byteLength, changetype<usize>(v), v.byteLength);
+}
+export function removeHeader(map: MapType, name: string): u32 {
+  const k = utf8(name);
+  return raw.proxy_remove_header_map_value(map, changetype<usize>(k), k.byteLength);
+}
+export function addHeader(map: MapType, name: string, value: string): u32 {
+  const k = utf8(name);
+  const v = utf8(value);
+  return raw.proxy_add_header_map_value(map, changetype<usize>(k), k.byteLength, changetype<usize>(v), v.byteLength);
+}
+
+// ---- buffers -------------------------------------------------------------------------------
+export function getBufferBytes(type: BufferType, start: u32, length: u32): ArrayBuffer | null {
+  resetOut();
+  const st = raw.proxy_get_buffer_bytes(type, start, length, OUT_PTR, OUT_SIZE);
+  if (st != Status.Ok) { takeOut(); return null; }
+  return takeOut();
+}
+
+// ---- stream control ------------------------------------------------------------------------
+export function continueRequest(): u32 { return raw.proxy_continue_stream(0); }
+export function setEffectiveContext(contextId: u32): u32 { return raw.proxy_set_effective_context(contextId); }
+export function sendLocalResponse(status: u32, details: string, body: string, headers: Pair[]): u32 {
+  const d = utf8(details);
+  const b = utf8(body);
+  const h = serializePairs(headers);
+  return raw.proxy_send_local_response(status, changetype<usize>(d), d.byteLength, changetype<usize>(b), b.byteLength,
+    changetype<usize>(h), h.byteLength, -1);
+}
+
+// ---- timers, metrics, shared data ----------------------------------------------------------
+export function setTickPeriod(ms: u32): u32 { return raw.proxy_set_tick_period_milliseconds(ms); }
+
+export const enum MetricType { Counter = 0, Gauge = 1, Histogram = 2 }
+/** Returns the metric id, or u32.MAX_VALUE when the host refused the definition. */
+export function defineMetric(type: MetricType, name: string): u32 {
+  const n = utf8(name);
+  out.word = 0;
+  const st = raw.proxy_define_metric(type, changetype<usize>(n), n.byteLength, OUT_WORD);
+  return st == Status.Ok ? out.word : u32.MAX_VALUE;
+}
+export function incrementMetric(id: u32, delta: i64): void {
+  if (id != u32.MAX_VALUE) raw.proxy_increment_metric(id, delta);
+}
+export function recordMetric(id: u32, value: u64): void {
+  if (id != u32.MAX_VALUE) raw.proxy_record_metric(id, value);
+}
+
+export class SharedValue {
+  constructor(public status: u32, public value: ArrayBuffer, public cas: u32) {}
+}
+export function getSharedData(key: string): SharedValue {
+  const k = utf8(key);
+  resetOut();
+  out.word = 0;
+  const st = raw.proxy_get_shared_data(changetype<usize>(k), k.byteLength, OUT_PTR, OUT_SIZE, OUT_WORD);
+  const value = takeOut();
+  return new SharedValue(st, value, out.word);
+}
+export function setSharedData(key: string, value: ArrayBuffer, cas: u32): u32 {
+  const k = utf8(key);
+  return raw.proxy_set_shared_data(changetype<usize>(k), k.byteLength, changetype<usize>(value), value.byteLength, cas);
+}
+
+// ---- outbound calls ------------------------------------------------------------------------
+export class CallStart {
+  constructor(public status: u32, public token: u32) {}
+}
+export function httpCall(cluster: string, headers: Pair[], body: ArrayBuffer, timeoutMs: u32): CallStart {
+  const c = utf8(cluster);
+  const h = serializePairs(headers);
+  const t = serializePairs(new Array<Pair>());
+  out.word = 0;
+  const st = raw.proxy_http_call(changetype<usize>(c), c.byteLength, changetype<usize>(h), h.byteLength,
+    changetype<usize>(body), body.byteLength, changetype<usize>(t), t.byteLength, timeoutMs, OUT_WORD);
+  return new CallStart(st, out.word);
+}
+
+// ---- Higress extensions --------------------------------------------------------------------
+export function redisInit(cluster: string, user: string, password: string, timeoutMs: u32): u32 {
+  const c = utf8(cluster);
+  const u = utf8(user);
+  const p = utf8(password);
+  return higress.proxy_redis_init(changetype<usize>(c), c.byteLength, changetype<usize>(u), u.byteLength,
+    changetype<usize>(p), p.byteLength, timeoutMs);
+}
+export function redisCall(cluster: string, query: Uint8Array): CallStart {
+  const c = utf8(cluster);
+  out.word = 0;
+  const st = higress.proxy_redis_call(changetype<usize>(c), c.byteLength, query.dataStart, query.byteLength, OUT_WORD);
+  return new CallStart(st, out.word);
+}
+/** The routed cluster's hosts as a pair map (ip:port -> JSON); null when absent or empty. */
+export function getUpstreamHosts(): ArrayBuffer | null {
+  resetOut();
+  const st = higress.proxy_get_upstream_hosts(OUT_PTR, OUT_SIZE);
+  if (st != Status.Ok) { takeOut(); return null; }
+  const b = takeOut();
+  return b.byteLength == 0 ? null : b;
+}
+export function setUpstreamOverrideHost(address: string): u32 {
+  const a = utf8(address);
+  return higress.proxy_set_upstream_override_host(changetype<usize>(a), a.byteLength);
+}

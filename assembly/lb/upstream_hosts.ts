@@ -1,0 +1,74 @@
+// Reads Higress's proxy_get_upstream_hosts result (higress-abi.md "Upstream host selection"): a
+// pair map `ip:port` -> JSON `{"health_status":"Healthy","metrics":"<prometheus text>"}`.
+// Works on the raw bytes: only keys and health_status are decoded per request; the metrics text
+// (up to 64 KiB per host) stays as a byte range that endpoint_metrics decodes only when it changed.
+// Pure: no host calls. Malformed input yields the hosts that could be read.
+
+export class HostEntry {
+  constructor(public address: string, public health: string, public valueStart: i32, public valueEnd: i32) {}
+}
+
+export class HostSnapshot {
+  constructor(public raw: ArrayBuffer, public hosts: HostEntry[]) {}
+}
+
+const HEALTH_KEY = "\"health_status\"";
+
+function findBytes(base: usize, start: i32, end: i32, needle: ArrayBuffer): i32 {
+  const n = needle.byteLength;
+  const p = changetype<usize>(needle);
+  const first = load<u8>(p);
+  for (let i = start; i + n <= end; i++) {
+    if (load<u8>(base + <usize>i) != first) continue;
+    if (memory.compare(base + <usize>i, p, n) == 0) return i;
+  }
+  return -1;
+}
+
+function skipSpaces(base: usize, i: i32, end: i32): i32 {
+  while (i < end) {
+    const c = load<u8>(base + <usize>i);
+    if (c != 0x20 && c != 0x09 && c != 0x0a && c != 0x0d) break;
+    i++;
+  }
+  return i;
+}
+
+/** The health_status string of one JSON value (Envoy's names never need escapes); "" if absent. */
+function readHealth(base: usize, start: i32, end: i32, key: ArrayBuffer): string {
+  const at = findBytes(base, start, end, key);
+  if (at < 0) return "";
+  let i = skipSpaces(base, at + key.byteLength, end);
+  if (i >= end || load<u8>(base + <usize>i) != 0x3a /* : */) return "";
+  i = skipSpaces(base, i + 1, end);
+  if (i >= end || load<u8>(base + <usize>i) != 0x22 /* " */) return "";
+  const s = i + 1;
+  let e = s;
+  while (e < end && load<u8>(base + <usize>e) != 0x22) e++;
+  if (e >= end) return "";
+  return String.UTF8.decodeUnsafe(base + <usize>s, <usize>(e - s));
+}
+
+export function parseUpstreamHosts(raw: ArrayBuffer): HostSnapshot {
+  const hosts = new Array<HostEntry>();
+  const size = raw.byteLength;
+  if (size < 4) return new HostSnapshot(raw, hosts);
+  const base = changetype<usize>(raw);
+  const n = <i32>load<u32>(base);
+  if (n < 0 || n > (size - 4) / 8) return new HostSnapshot(raw, hosts);
+  const key = String.UTF8.encode(HEALTH_KEY);
+  let lens = 4;
+  let data = 4 + 8 * n;
+  for (let i = 0; i < n; i++) {
+    const klen = <i32>load<u32>(base + <usize>lens);
+    const vlen = <i32>load<u32>(base + <usize>lens + 4);
+    lens += 8;
+    if (klen < 0 || vlen < 0 || klen + vlen + 2 > size - data) break;
+    const address = String.UTF8.decodeUnsafe(base + <usize>data, <usize>klen);
+    const vs = data + klen + 1;
+    const ve = vs + vlen;
+    hosts.push(new HostEntry(address, readHealth(base, vs, ve, key), vs, ve));
+    data = ve + 1;
+  }
+  return new HostSnapshot(raw, hosts);
+}

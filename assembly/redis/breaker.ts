@@ -1,0 +1,38 @@
+// Circuit breaker for the Redis path: after `threshold` consecutive failures the breaker opens for
+// `openMs` (doubling on each failed probe, up to 8x), so requests stop waiting for a Redis timeout
+// each while it is down; after that one probe call is let through (half-open); its success closes
+// the breaker. Pure: time is passed in.
+export class CircuitBreaker {
+  private failures: i64 = 0;
+  private openUntil: f64 = 0;
+  private probing: bool = false;
+  private backoff: f64 = 1;
+
+  constructor(public threshold: i64, public openMs: f64) {}
+
+  /** May a call be made now? In the half-open state only one probe at a time. */
+  allow(now: f64): bool {
+    if (this.failures < this.threshold) return true;
+    if (now < this.openUntil) return false;
+    if (this.probing) return false;
+    this.probing = true;
+    return true;
+  }
+
+  isOpen(now: f64): bool { return this.failures >= this.threshold && (now < this.openUntil || this.probing); }
+
+  onSuccess(): void {
+    this.failures = 0;
+    this.probing = false;
+    this.backoff = 1;
+  }
+
+  onFailure(now: f64): void {
+    this.failures++;
+    if (this.failures >= this.threshold) {
+      if (this.probing) this.backoff = Math.min(this.backoff * 2, 8);
+      this.openUntil = now + this.openMs * this.backoff;
+      this.probing = false;
+    }
+  }
+}

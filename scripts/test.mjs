@@ -1,0 +1,47 @@
+// npm test: build the plugin, run the as-pect specs (plugin logic compiled to Wasm) and the vitest
+// suites (host, gateway, Lua, simulator, end to end), then print one closing line
+// "Tests: N passed, M failed" that counts both. Exits non-zero when anything failed.
+import { spawnSync } from "node:child_process";
+import { readFileSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const extra = process.argv.slice(2);
+
+function run(cmd, args, capture = false) {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: capture ? ["ignore", "pipe", "inherit"] : "inherit", encoding: "utf8" });
+  if (capture) process.stdout.write(r.stdout ?? "");
+  return r;
+}
+
+const build = run(process.execPath, [join(root, "scripts/build.mjs")]);
+if (build.status !== 0) {
+  console.log("Tests: 0 passed, 1 failed");
+  process.exit(1);
+}
+
+const asp = run(process.execPath, [join(root, "node_modules/@as-pect/cli/bin/asp.js"), "--config", "as-pect.config.js", "--no-logo"], true);
+const plain = (asp.stdout ?? "").replace(/\u001b\[[0-9;]*m/g, "");
+const m = plain.match(/\[Tests\]:\s*(\d+)\s*\/\s*(\d+)/);
+const aspPassed = m ? Number(m[1]) : 0;
+const aspFailed = m ? Number(m[2]) - Number(m[1]) : 1;
+const aspOk = asp.status === 0 && m !== null;
+
+const report = join(root, "build/vitest-report.json");
+rmSync(report, { force: true });
+const vt = run(process.execPath, [join(root, "node_modules/vitest/vitest.mjs"), "run", "--reporter=default", "--reporter=json", `--outputFile=${report}`, ...extra]);
+let vPassed = 0;
+let vFailed = 0;
+try {
+  const j = JSON.parse(readFileSync(report, "utf8"));
+  vPassed = j.numPassedTests;
+  vFailed = j.numFailedTests + (j.numFailedTestSuites ?? 0);
+} catch {
+  vFailed = 1;
+}
+const passed = aspPassed + vPassed;
+const failed = aspFailed + vFailed + (aspOk ? 0 : aspFailed === 0 ? 1 : 0);
+console.log(`\nas-pect: ${aspPassed} passed, ${aspFailed} failed; vitest: ${vPassed} passed, ${vFailed} failed`);
+console.log(`Tests: ${passed} passed, ${failed} failed`);
+process.exit(failed > 0 || vt.status !== 0 ? 1 : 0);

@@ -6,7 +6,7 @@
 // - tick: renew this VM's open leases (so leases stay short while streams may be long) and
 //   reconcile expired leases of every pool (crashed gateways heal even without traffic);
 // - fallback: while Redis is unavailable, per-VM least request over the same candidates.
-import { RedisReplyHandler } from "../redis/client";
+import { RedisReplyHandler, LuaScript } from "../redis/client";
 import { RespValue } from "../redis/resp";
 import { CandidateSet } from "../lb/candidates";
 import { LocalLeastRequest } from "../lb/local_least";
@@ -20,6 +20,7 @@ import { Xorshift } from "../util/prng";
 import * as host from "../host/calls";
 
 const RENEW_BATCH = 256;
+const LEAST_REQUEST_CALL = new AcquireCall(ACQUIRE_SCRIPT, [], [], "least_request");
 const RECONCILE_EVERY_MS: f64 = 5000;
 const RECONCILE_BATCH = "64";
 
@@ -33,9 +34,14 @@ export function replyItem(reply: RespValue, i: i32): string {
   return i < reply.items.length ? reply.items[i].str : "";
 }
 
+/** What a policy adds to an acquire: a script with acquire.lua's KEYS/ARGV head (lua/README.md). */
+export class AcquireCall {
+  constructor(public script: LuaScript, public extraKeys: string[], public extraArgs: string[], public defaultReason: string) {}
+}
+
 class AcquireReply extends RedisReplyHandler {
   constructor(public acc: Accounting, public s: LbStream, public pool: Pool, public c: CandidateSet,
-    public withList: bool) { super(); }
+    public call: AcquireCall, public withList: bool) { super(); }
 
   onReply(ok: bool, reply: RespValue | null): void {
     this.acc.onAcquireReply(this, ok, reply);
@@ -68,17 +74,23 @@ export class Accounting {
 
   /** Pick the least-loaded candidate of the stream's pool and take a lease on it. */
   acquireLeast(s: LbStream, c: CandidateSet): Verdict {
+    return this.acquire(s, c, LEAST_REQUEST_CALL);
+  }
+
+  /** Runs `call` (acquire.lua or a script extending it) for the stream; Pending, or the fallback. */
+  acquire(s: LbStream, c: CandidateSet, call: AcquireCall): Verdict {
     const pool = s.pool;
     const now = host.nowMillis();
     if (pool === null || !pool.redis.ready(now)) return this.fallback(s, c);
-    if (!this.sendAcquire(s, pool, c, pool.mustSendCandidates(c, now), now)) return this.fallback(s, c);
+    if (!this.sendAcquire(s, pool, c, call, pool.mustSendCandidates(c, now), now)) return this.fallback(s, c);
     return Verdict.Pending;
   }
 
-  private sendAcquire(s: LbStream, pool: Pool, c: CandidateSet, withList: bool, now: f64): bool {
+  private sendAcquire(s: LbStream, pool: Pool, c: CandidateSet, call: AcquireCall, withList: bool, now: f64): bool {
     if (s.leaseId.length == 0) s.leaseId = this.newLeaseId();
-    const args = pool.acquireArgs(s.leaseId, s.cost, s.limit, <u32>(this.rng.next() >> 33), c, withList);
-    return pool.redis.evalScript(ACQUIRE_SCRIPT, pool.acquireKeys(c), args, new AcquireReply(this, s, pool, c, withList), now);
+    const args = pool.acquireArgs(s.leaseId, s.cost, s.limit, <u32>(this.rng.next() >> 33), c, withList, call.extraArgs);
+    const keys = pool.acquireKeys(c).concat(call.extraKeys);
+    return pool.redis.evalScript(call.script, keys, args, new AcquireReply(this, s, pool, c, call, withList), now);
   }
 
   /** Per-VM least request: Redis is down, or answered something unusable. */
@@ -100,7 +112,7 @@ export class Accounting {
     if (status == "NEED_CANDIDATES" && !r.withList) {
       // Redis lost (or never had) this candidate set: send it once, same stream.
       r.pool.forgetSync();
-      if (this.sendAcquire(s, r.pool, r.c, true, now)) return;
+      if (this.sendAcquire(s, r.pool, r.c, r.call, true, now)) return;
     }
     if (status == "OK") {
       if (r.withList) r.pool.markSynced(r.c, now);
@@ -109,7 +121,8 @@ export class Accounting {
       s.lease = lease;
       this.stats.redisPick();
       if (!s.alive()) { this.release(lease, false); return; }
-      s.resumeWith(lease.host, "least_request", replyItem(reply!, 2));
+      const reason = replyItem(reply!, 3);
+      s.resumeWith(lease.host, reason.length > 0 ? reason : r.call.defaultReason, replyItem(reply!, 2));
       return;
     }
     if (!s.alive()) return;

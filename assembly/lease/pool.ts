@@ -49,10 +49,11 @@ export class Pool {
     return [this.keyLoad, this.keyLeases, this.keyLease, this.keyCandidates(c.fp), this.keySeen];
   }
 
-  /** ARGV of acquire.lua (and the common head of prefix.lua's). */
-  acquireArgs(leaseId: string, cost: i64, limit: i64, rnd: u32, c: CandidateSet, withList: bool): string[] {
+  /** ARGV of acquire.lua: 7 fixed values, a policy's extra values, then n and the candidate list. */
+  acquireArgs(leaseId: string, cost: i64, limit: i64, rnd: u32, c: CandidateSet, withList: bool, extra: string[]): string[] {
     const args: string[] = [leaseId, cost.toString(), this.cfg.leaseTtlMs.toString(), this.cfg.candidateTtlMs.toString(),
       limit.toString(), rnd.toString(), this.cfg.hostStaleMs.toString()];
+    for (let i = 0; i < extra.length; i++) args.push(extra[i]);
     if (withList) {
       args.push(c.hosts.length.toString());
       for (let i = 0; i < c.hosts.length; i++) args.push(c.hosts[i]);

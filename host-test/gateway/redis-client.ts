@@ -1,0 +1,158 @@
+// The connection behind `proxy_redis_call`: one pipelined TCP connection per cluster client,
+// emulating Envoy's Redis client (envoyproxy/envoy source/extensions/filters/network/common/redis/
+// client_impl.cc) the way Higress uses it (higress-abi.md "Higress imports").
+// Inputs: raw RESP query bytes from the guest; they are written as is, never interpreted.
+// Output: the raw bytes of exactly ONE reply (framed by resp.ts replyLength), or null for
+// NetworkError (timeout, refused/lost connection, protocol error, closed client).
+// Emulated behaviour, each as Envoy's client does it:
+// - Lazy connect on the first call; the connect phase is bounded by connectTimeoutMs (Envoy: the
+//   cluster's connect_timeout governs until the connection is up).
+// - Every NEW connection first sends `AUTH [user] pass` (when a password or user is set) and then
+//   `SELECT db` (db > 0). Their replies are swallowed: Envoy hands AUTH replies to do-nothing
+//   callbacks (`null_pool_callbacks`). So a wrong password does NOT fail calls as NetworkError:
+//   the server's `-NOAUTH ...` error replies reach the guest with status Ok (higress-abi.md
+//   "Redis errors come back as a RESP error reply with status 0"). A failing SELECT likewise
+//   leaves the connection on db 0.
+// - Pipelining: replies are matched to calls in FIFO order.
+// - Op timeout (Envoy `onConnectOrOpTimeout`): one timer per connection, armed when the first call
+//   is pending, re-armed on every reply while calls remain, disarmed when none remain. When it
+//   fires, Envoy closes the connection: EVERY pending call fails (null), and the late reply dies
+//   with the socket, so it can never be matched to a later call. The next call reconnects.
+// - Connection error/close and malformed replies (Envoy closes on ProtocolError) fail all pending
+//   calls with null; the next call reconnects.
+// Not emulated: Envoy's write batching (buffer_flush_timeout / max_buffer_size_before_flush):
+// queries are written immediately, which only makes replies arrive sooner.
+import net from "node:net";
+import { encodeCommand, replyLength } from "../resp.js";
+
+export interface RedisClusterClientOptions {
+  host: string;
+  port: number;
+  username?: string;
+  password?: string;
+  /** SELECTed on every new connection when > 0. */
+  db?: number;
+  /** Op timeout (ms): see the header comment for its exact semantics. */
+  timeoutMs: number;
+  /** Connect timeout (ms); defaults to timeoutMs. The gateway passes the cluster's connect_timeout_ms. */
+  connectTimeoutMs?: number;
+}
+
+interface PendingCall {
+  /** null for the swallowed AUTH/SELECT replies. */
+  resolve: ((reply: Buffer | null) => void) | null;
+}
+
+/** One live (or connecting) socket and the calls waiting for its replies. */
+interface Connection {
+  socket: net.Socket;
+  ready: boolean;
+  pending: PendingCall[];
+  inbox: Buffer;
+  timer: NodeJS.Timeout | null;
+}
+
+export class RedisClusterClient {
+  private conn: Connection | null = null;
+  private closed = false;
+
+  constructor(private readonly opts: RedisClusterClientOptions) {}
+
+  /** True while a TCP connection is established (not while connecting). */
+  get connected(): boolean {
+    return this.conn !== null && this.conn.ready;
+  }
+
+  /** Sends `query` (raw RESP) and resolves with one raw reply, or null on NetworkError. */
+  call(query: Buffer): Promise<Buffer | null> {
+    if (this.closed) return Promise.resolve(null);
+    const conn = this.conn ?? this.connect();
+    return new Promise((resolve) => {
+      this.enqueue(conn, query, resolve);
+    });
+  }
+
+  /** Drops the connection (pending calls resolve null); later calls resolve null at once. */
+  close(): void {
+    this.closed = true;
+    if (this.conn) this.fail(this.conn);
+  }
+
+  private connect(): Connection {
+    const socket = net.connect({ host: this.opts.host, port: this.opts.port });
+    socket.setNoDelay(true); // Envoy sets TCP_NODELAY on upstream Redis connections.
+    const conn: Connection = { socket, ready: false, pending: [], inbox: Buffer.alloc(0), timer: null };
+    this.conn = conn;
+    this.armTimer(conn, this.opts.connectTimeoutMs ?? this.opts.timeoutMs);
+    socket.on("connect", () => this.onConnected(conn));
+    socket.on("data", (chunk: Buffer) => this.onData(conn, chunk));
+    socket.on("error", () => this.fail(conn));
+    socket.on("close", () => this.fail(conn));
+    // Init commands go first on the wire; writes made before "connect" are queued in order.
+    const { username, password, db } = this.opts;
+    if (password || username) {
+      const authArgs = username ? ["AUTH", username, password ?? ""] : ["AUTH", password ?? ""];
+      this.enqueue(conn, encodeCommand(authArgs), null);
+    }
+    if (db && db > 0) this.enqueue(conn, encodeCommand(["SELECT", db]), null);
+    return conn;
+  }
+
+  private enqueue(conn: Connection, query: Buffer, resolve: PendingCall["resolve"]): void {
+    conn.pending.push({ resolve });
+    // Once connected, the op timer starts with the first outstanding call (Envoy makeRequest).
+    if (conn.ready && conn.pending.length === 1) this.armTimer(conn, this.opts.timeoutMs);
+    conn.socket.write(query);
+  }
+
+  private onConnected(conn: Connection): void {
+    if (this.conn !== conn) return;
+    conn.ready = true;
+    if (conn.pending.length > 0) this.armTimer(conn, this.opts.timeoutMs);
+    else this.disarmTimer(conn);
+  }
+
+  private onData(conn: Connection, chunk: Buffer): void {
+    if (this.conn !== conn) return;
+    conn.inbox = conn.inbox.length === 0 ? chunk : Buffer.concat([conn.inbox, chunk]);
+    let offset = 0;
+    for (;;) {
+      const length = replyLength(conn.inbox, offset);
+      if (length === -1) break;
+      if (length === -2 || conn.pending.length === 0) {
+        // Malformed bytes, or a reply nobody asked for: the stream can no longer be trusted.
+        this.fail(conn);
+        return;
+      }
+      const call = conn.pending.shift()!;
+      // Copy: the reply must not pin the (possibly large) receive buffer.
+      const reply = Buffer.from(conn.inbox.subarray(offset, offset + length));
+      offset += length;
+      if (conn.pending.length > 0) this.armTimer(conn, this.opts.timeoutMs);
+      else this.disarmTimer(conn);
+      call.resolve?.(reply);
+    }
+    conn.inbox = offset === conn.inbox.length ? Buffer.alloc(0) : conn.inbox.subarray(offset);
+  }
+
+  /** Closes the connection and fails every pending call with NetworkError (null). Idempotent. */
+  private fail(conn: Connection): void {
+    if (this.conn === conn) this.conn = null;
+    this.disarmTimer(conn);
+    conn.ready = false;
+    conn.socket.destroy();
+    const pending = conn.pending;
+    conn.pending = [];
+    for (const call of pending) call.resolve?.(null);
+  }
+
+  private armTimer(conn: Connection, ms: number): void {
+    this.disarmTimer(conn);
+    conn.timer = setTimeout(() => this.fail(conn), ms);
+  }
+
+  private disarmTimer(conn: Connection): void {
+    if (conn.timer) clearTimeout(conn.timer);
+    conn.timer = null;
+  }
+}

@@ -1,0 +1,246 @@
+// acquire.lua against a real redis-server: least-loaded pick, ties, candidates, limit, staleness.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Redis } from "ioredis";
+import { startRedis, type RedisFixture } from "../helpers/redis.js";
+import { Pool, hostList, seededRandom, sleep } from "./pool.js";
+import { expectLoadMatchesLeases } from "./invariants.js";
+
+let server: RedisFixture;
+let redis: Redis;
+
+beforeAll(async () => {
+  server = await startRedis();
+  redis = new Redis(server.port, server.host);
+});
+afterAll(async () => {
+  redis.disconnect();
+  if (server.owned) await server.stop();
+});
+
+describe("candidate sets", () => {
+  it("asks for the candidate list when the set for the fingerprint is missing, and writes nothing", async () => {
+    const pool = new Pool(redis);
+    expect(await pool.acquire({ leaseId: "l1", fp: "f1" })).toEqual({ status: "NEED_CANDIDATES", host: undefined, load: undefined });
+    expect(await pool.allKeys()).toEqual([]);
+  });
+
+  it("syncs the list, then serves n = 0 calls from the stored set until it expires", async () => {
+    const pool = new Pool(redis);
+    const hosts = hostList(3);
+    const first = await pool.acquire({ leaseId: "l1", fp: "f1", hosts, candTtlMs: 300 });
+    expect(first.status).toBe("OK");
+    expect((await redis.smembers(pool.candKey("f1"))).sort()).toEqual(hosts);
+    expect([...(await pool.loads()).keys()].sort()).toEqual(hosts);
+    expect((await redis.zrange(pool.seenKey, 0, -1)).sort()).toEqual(hosts);
+
+    expect((await pool.acquire({ leaseId: "l2", fp: "f1", candTtlMs: 300 })).status).toBe("OK");
+    // Another fingerprint (another healthy-host view) has its own set.
+    expect((await pool.acquire({ leaseId: "l3", fp: "f2" })).status).toBe("NEED_CANDIDATES");
+
+    await sleep(400);
+    expect((await pool.acquire({ leaseId: "l4", fp: "f1" })).status).toBe("NEED_CANDIDATES");
+    // Loads survive the candidate set: only the set expired.
+    expect([...(await pool.loads()).values()].reduce((a, b) => a + b, 0)).toBe(2);
+  });
+
+  it("a resync replaces the set: a host missing from the new list is no longer picked", async () => {
+    const pool = new Pool(redis);
+    const [a, b, c] = hostList(3);
+    await pool.acquire({ leaseId: "l1", hosts: [a, b, c] });
+    await pool.acquire({ leaseId: "l2", hosts: [a, b] }); // same fp, new list (hash collision case)
+    expect((await redis.smembers(pool.candKey("fp"))).sort()).toEqual([a, b]);
+    for (let i = 0; i < 6; i++) {
+      const r = await pool.acquire({ leaseId: `x${i}`, rnd: i });
+      expect(r.host).not.toBe(c);
+    }
+  });
+
+  it("asks again when none of the set's hosts is in the pool any more, and heals on resend", async () => {
+    const pool = new Pool(redis);
+    const hosts = hostList(2);
+    await pool.acquire({ leaseId: "l1", hosts });
+    await redis.zrem(pool.loadKey, ...hosts); // as if another gateway dropped them as stale
+    expect((await pool.acquire({ leaseId: "l2" })).status).toBe("NEED_CANDIDATES");
+    expect((await pool.acquireWithSync({ leaseId: "l2", hosts })).status).toBe("OK");
+  });
+
+  it("never picks a host outside the candidate set, even when it is the least loaded (fast path)", async () => {
+    const pool = new Pool(redis);
+    const all = hostList(6);
+    await pool.acquire({ leaseId: "seed", fp: "all", hosts: all });
+    await pool.release("seed");
+    const subset = [all[1], all[4]];
+    await pool.acquire({ leaseId: "s0", fp: "sub", hosts: subset });
+    await pool.release("s0");
+    const picked = new Set<string>();
+    for (let rnd = 0; rnd < 24; rnd++) {
+      const r = await pool.acquire({ leaseId: `p${rnd}`, fp: "sub", rnd });
+      expect(subset).toContain(r.host);
+      picked.add(r.host!);
+      await pool.release(`p${rnd}`);
+    }
+    expect([...picked].sort()).toEqual([...subset].sort());
+  });
+
+  it("scan path: walks past many lighter non-candidates and splits ties among candidates by rnd", async () => {
+    const pool = new Pool(redis);
+    const others = hostList(40, 10);
+    const candidates = hostList(3, 99); // sort after every "10.*" host: the scan crosses 3 windows
+    await pool.acquire({ leaseId: "seed", fp: "all", hosts: [...others, ...candidates] });
+    await pool.release("seed");
+    for (let i = 0; i < 6; i++) await pool.acquire({ leaseId: `base${i}`, fp: "sub", hosts: candidates, rnd: i });
+    const loads = await pool.loads();
+    for (const h of candidates) expect(loads.get(h)).toBe(2);
+    for (const h of others) expect(loads.get(h)).toBe(0);
+
+    const picked = new Map<string, number>();
+    for (let rnd = 0; rnd < 30; rnd++) {
+      const r = await pool.acquire({ leaseId: `p${rnd}`, fp: "sub", rnd });
+      expect(r).toMatchObject({ status: "OK", load: 2 });
+      expect(candidates).toContain(r.host);
+      picked.set(r.host!, (picked.get(r.host!) ?? 0) + 1);
+      await pool.release(`p${rnd}`);
+    }
+    expect(picked.size).toBe(3);
+  });
+
+  it("rejects a host count that does not match the hosts sent, writing nothing", async () => {
+    const pool = new Pool(redis);
+    await expect(
+      redis.eval((await import("./pool.js")).SCRIPTS.acquire.text, 5, ...pool.keys(), "l", 1, 1000, 1000, 0, 0, 0, 2, "h1:80"),
+    ).rejects.toThrow(/n = 2 but 1 hosts follow/);
+    await expect(pool.acquire({ leaseId: "l", cost: 0, hosts: ["h:1"] })).rejects.toThrow(/cost must be an integer >= 1/);
+    await expect(pool.acquire({ leaseId: "", hosts: ["h:1"] })).rejects.toThrow(/lease_id must not be empty/);
+    expect(await pool.allKeys()).toEqual([]);
+  });
+});
+
+describe("least-loaded pick", () => {
+  it("always picks a host with the minimum load and reports its load before the increment (weighted costs)", async () => {
+    const pool = new Pool(redis);
+    const hosts = hostList(5);
+    const rand = seededRandom(7);
+    await pool.acquire({ leaseId: "first", hosts, cost: 3 });
+    for (let i = 0; i < 60; i++) {
+      const before = await pool.loads();
+      const min = Math.min(...before.values());
+      const cost = (rand() % 7) + 1;
+      const r = await pool.acquire({ leaseId: `l${i}`, cost, rnd: rand() });
+      expect(r.status).toBe("OK");
+      expect(before.get(r.host!)).toBe(min);
+      expect(r.load).toBe(min);
+      expect((await pool.loads()).get(r.host!)).toBe(min + cost);
+    }
+    await expectLoadMatchesLeases(pool);
+  });
+
+  it("breaks ties by rnd: rnd 0..3 over four idle hosts reaches all four", async () => {
+    const pool = new Pool(redis);
+    const hosts = hostList(4);
+    await pool.acquire({ leaseId: "seed", hosts });
+    await pool.release("seed");
+    const picked: string[] = [];
+    for (let rnd = 0; rnd < 4; rnd++) {
+      picked.push((await pool.acquire({ leaseId: `t${rnd}`, rnd })).host!);
+      await pool.release(`t${rnd}`);
+    }
+    expect([...picked].sort()).toEqual(hosts);
+  });
+
+  it("spreads ties roughly uniformly over random rnd values", async () => {
+    const pool = new Pool(redis);
+    const hosts = hostList(4);
+    await pool.acquire({ leaseId: "seed", hosts });
+    await pool.release("seed");
+    const rand = seededRandom(12345);
+    const counts = new Map<string, number>();
+    for (let i = 0; i < 400; i++) {
+      const r = await pool.acquire({ leaseId: `u${i}`, rnd: rand() });
+      counts.set(r.host!, (counts.get(r.host!) ?? 0) + 1);
+      await pool.release(`u${i}`);
+    }
+    expect([...counts.keys()].sort()).toEqual(hosts);
+    for (const n of counts.values()) expect(n).toBeGreaterThan(60); // expected 100 each
+  });
+
+  it("counts a retried acquire of the same lease id once", async () => {
+    const pool = new Pool(redis);
+    const hosts = hostList(3);
+    const first = await pool.acquire({ leaseId: "dup", hosts, cost: 4 });
+    const again = await pool.acquire({ leaseId: "dup", rnd: 2, cost: 4 });
+    expect(again).toEqual({ status: "OK", host: first.host, load: 4 });
+    expect(await pool.leaseIds()).toEqual(["dup"]);
+    expect([...(await pool.loads()).values()].reduce((a, b) => a + b, 0)).toBe(4);
+  });
+});
+
+describe("limit (load shedding)", () => {
+  it("sheds once the least-loaded host would exceed the limit, and writes nothing", async () => {
+    const pool = new Pool(redis);
+    const hosts = hostList(2);
+    for (let i = 0; i < 4; i++) {
+      expect((await pool.acquireWithSync({ leaseId: `l${i}`, hosts, limit: 2, rnd: i })).status).toBe("OK");
+    }
+    const before = await pool.snapshot();
+    const shed = await pool.acquire({ leaseId: "l4", limit: 2 });
+    expect(shed.status).toBe("SHED");
+    expect(hosts).toContain(shed.host);
+    expect(shed.load).toBe(2);
+    expect(await pool.snapshot()).toEqual(before);
+    // Without a limit the same request is admitted.
+    expect((await pool.acquire({ leaseId: "l4", limit: 0 })).status).toBe("OK");
+  });
+
+  it("weighs the request's cost against the limit (load + cost > limit sheds, = limit admits)", async () => {
+    const pool = new Pool(redis);
+    const hosts = hostList(1);
+    expect(await pool.acquire({ leaseId: "big", hosts, cost: 6, limit: 5 })).toMatchObject({ status: "SHED", load: 0 });
+    expect(await pool.leaseIds()).toEqual([]);
+    expect(await pool.acquire({ leaseId: "fits", cost: 5, limit: 5 })).toMatchObject({ status: "OK", load: 0 });
+    expect(await pool.acquire({ leaseId: "one", cost: 1, limit: 5 })).toMatchObject({ status: "SHED", load: 5 });
+  });
+});
+
+describe("stale hosts", () => {
+  it("drops a host absent from every synced list, and settling its old leases does not recreate it", async () => {
+    const pool = new Pool(redis);
+    const [a, b, c] = hostList(3);
+    const stale = { hostStaleMs: 300 };
+    await pool.acquire({ leaseId: "c-release", fp: "onlyC", hosts: [c], ...stale });
+    await pool.acquire({ leaseId: "c-expire", fp: "onlyC", leaseTtlMs: 700, ...stale });
+    await pool.acquire({ leaseId: "c-penalty", fp: "onlyC", ...stale });
+    await pool.acquire({ leaseId: "a1", fp: "ab", hosts: [a, b], ...stale });
+    expect((await pool.loads()).get(c)).toBe(3);
+
+    await sleep(400);
+    const r = await pool.acquire({ leaseId: "a2", fp: "ab", ...stale });
+    expect(r.status).toBe("OK");
+    const loads = await pool.loads();
+    expect(loads.has(c)).toBe(false);
+    expect(await redis.zscore(pool.seenKey, c)).toBeNull();
+    // a and b were stale too, but they are in the caller's set: marked seen, not dropped.
+    expect([...loads.keys()].sort()).toEqual([a, b]);
+    const seenAgo = Date.now() - Number(await redis.zscore(pool.seenKey, a));
+    expect(seenAgo).toBeLessThan(250);
+
+    // The dropped host's leases remain and settle without resurrecting it.
+    expect(await pool.release("c-release")).toBe(1);
+    expect(await pool.release("c-penalty", { penaltyCost: 5, penaltyTtlMs: 10_000 })).toBe(1);
+    expect(await redis.hexists(pool.leaseKey, "c-penalty#p")).toBe(0);
+    expect(await pool.reconcile()).toBe(0); // c-expire is still live...
+    await sleep(400);
+    expect(await pool.reconcile()).toBe(1); // ...and now settled
+    expect((await pool.loads()).has(c)).toBe(false);
+    expect(await pool.leaseIds()).toEqual(["a1", "a2"]);
+  });
+
+  it("host_stale_ms = 0 never drops hosts", async () => {
+    const pool = new Pool(redis);
+    const [a, b] = hostList(2);
+    await pool.acquire({ leaseId: "x", fp: "onlyA", hosts: [a], hostStaleMs: 0 });
+    await pool.acquire({ leaseId: "y", fp: "onlyB", hosts: [b], hostStaleMs: 0 });
+    await sleep(30);
+    await pool.acquire({ leaseId: "z", fp: "onlyB", hostStaleMs: 0 });
+    expect([...(await pool.loads()).keys()].sort()).toEqual([a, b]);
+  });
+});

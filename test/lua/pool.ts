@@ -1,0 +1,146 @@
+// Test driver for the Lua scripts of lua/: builds one pool's keys (route + cluster, one hash tag)
+// and calls the bundled scripts the way the plugin does (EVALSHA, EVAL after NOSCRIPT).
+// Also reads the raw pool state so tests can check the invariants directly in Redis.
+import type { Redis } from "ioredis";
+import { bundleLuaScripts } from "../../scripts/lua-bundle.mjs";
+
+export const SCRIPTS = bundleLuaScripts();
+export type ScriptName = "acquire" | "release" | "renew" | "reconcile" | "inspect";
+
+/** EVALSHA, falling back to EVAL when the server does not know the script yet. */
+export async function runScript(redis: Redis, name: ScriptName, keys: string[], args: Array<string | number>): Promise<unknown> {
+  const script = SCRIPTS[name];
+  try {
+    return await redis.evalsha(script.sha1, keys.length, ...keys, ...args);
+  } catch (err) {
+    if (!String((err as Error).message).startsWith("NOSCRIPT")) throw err;
+    return redis.eval(script.text, keys.length, ...keys, ...args);
+  }
+}
+
+export interface AcquireOptions {
+  leaseId: string;
+  cost?: number;
+  leaseTtlMs?: number;
+  candTtlMs?: number;
+  limit?: number;
+  rnd?: number;
+  hostStaleMs?: number;
+  fp?: string;
+  /** Sent as the candidate list (n > 0); omitted = n = 0 ("the set for fp exists"). */
+  hosts?: string[];
+}
+
+export interface AcquireResult {
+  status: "OK" | "SHED" | "NEED_CANDIDATES" | "NO_CANDIDATE";
+  host?: string;
+  load?: number;
+}
+
+export interface ReleaseOptions {
+  penaltyCost?: number;
+  penaltyTtlMs?: number;
+  poolTtlMs?: number;
+}
+
+let poolCounter = 0;
+
+/** Deterministic 31-bit generator for the `rnd` argument (tests must not be flaky). */
+export function seededRandom(seed: number): () => number {
+  let x = seed % 2147483647 || 1;
+  return () => (x = (x * 48271) % 2147483647);
+}
+
+export class Pool {
+  readonly ns: string;
+
+  constructor(readonly redis: Redis, route = `route-${process.pid}-${++poolCounter}`, cluster = "outbound|8000||vllm.static") {
+    this.ns = `{llmlb:${route}:${cluster}}`;
+  }
+
+  get loadKey() { return `${this.ns}:load`; }
+  get leasesKey() { return `${this.ns}:leases`; }
+  get leaseKey() { return `${this.ns}:lease`; }
+  get seenKey() { return `${this.ns}:seen`; }
+  candKey(fp: string) { return `${this.ns}:cand:${fp}`; }
+  keys(fp = "fp") { return [this.loadKey, this.leasesKey, this.leaseKey, this.candKey(fp), this.seenKey]; }
+
+  async acquire(o: AcquireOptions): Promise<AcquireResult> {
+    const hosts = o.hosts ?? [];
+    const reply = (await runScript(this.redis, "acquire", this.keys(o.fp), [
+      o.leaseId, o.cost ?? 1, o.leaseTtlMs ?? 60_000, o.candTtlMs ?? 60_000, o.limit ?? 0,
+      o.rnd ?? 0, o.hostStaleMs ?? 600_000, hosts.length, ...hosts,
+    ])) as string[];
+    const [status, host, load] = reply;
+    return { status: status as AcquireResult["status"], host, load: load === undefined ? undefined : Number(load) };
+  }
+
+  /** The plugin's flow: n = 0 first, the candidate list only when the script asks for it. */
+  async acquireWithSync(o: AcquireOptions & { hosts: string[] }): Promise<AcquireResult> {
+    const first = await this.acquire({ ...o, hosts: [] });
+    if (first.status !== "NEED_CANDIDATES") return first;
+    return this.acquire(o);
+  }
+
+  async release(leaseId: string, o: ReleaseOptions = {}): Promise<number> {
+    return (await runScript(this.redis, "release", this.keys(), [
+      leaseId, o.penaltyCost ?? 0, o.penaltyTtlMs ?? 0, o.poolTtlMs ?? 1_200_000,
+    ])) as number;
+  }
+
+  async renew(leaseTtlMs: number, leaseIds: string[]): Promise<number> {
+    return (await runScript(this.redis, "renew", this.keys(), [leaseTtlMs, ...leaseIds])) as number;
+  }
+
+  async reconcile(max = 100): Promise<number> {
+    return (await runScript(this.redis, "reconcile", this.keys(), [max])) as number;
+  }
+
+  async inspect(hosts: string[]): Promise<string[]> {
+    return (await runScript(this.redis, "inspect", [this.loadKey], hosts)) as string[];
+  }
+
+  /** host -> load, read straight from the ZSET. */
+  async loads(): Promise<Map<string, number>> {
+    const flat = await this.redis.zrange(this.loadKey, 0, -1, "WITHSCORES");
+    const out = new Map<string, number>();
+    for (let i = 0; i < flat.length; i += 2) out.set(flat[i], Number(flat[i + 1]));
+    return out;
+  }
+
+  async leaseIds(): Promise<string[]> {
+    return (await this.redis.zrange(this.leasesKey, 0, -1)).sort();
+  }
+
+  /** Every key of the pool (SCAN on the hash tag). */
+  async allKeys(): Promise<string[]> {
+    const found: string[] = [];
+    let cursor = "0";
+    do {
+      const [next, batch] = await this.redis.scan(cursor, "MATCH", `${this.ns.replace(/[[\]*?\\]/g, "\\$&")}*`, "COUNT", 1000);
+      found.push(...batch);
+      cursor = next;
+    } while (cursor !== "0");
+    return found.sort();
+  }
+
+  /** Contents of every pool key (TTLs excluded), to prove a call wrote nothing. */
+  async snapshot(): Promise<Record<string, unknown>> {
+    const out: Record<string, unknown> = {};
+    for (const key of await this.allKeys()) {
+      const type = await this.redis.type(key);
+      if (type === "zset") out[key] = await this.redis.zrange(key, 0, -1, "WITHSCORES");
+      else if (type === "hash") out[key] = await this.redis.hgetall(key);
+      else if (type === "set") out[key] = (await this.redis.smembers(key)).sort();
+      else out[key] = type;
+    }
+    return out;
+  }
+}
+
+/** count distinct "ip:port" hosts; prefix keeps lists of one test apart. */
+export function hostList(count: number, prefix = 10): string[] {
+  return Array.from({ length: count }, (_, i) => `${prefix}.0.${Math.floor(i / 250)}.${(i % 250) + 1}:8000`);
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

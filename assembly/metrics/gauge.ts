@@ -1,0 +1,35 @@
+// Generic gauge reader for `metric_policy: least | most` with a user-chosen `target_metric`.
+// Input: a metrics body, the exact metric name, and optionally a model name (series carrying a
+// different `model_name` label are ignored; series without that label count).
+// Output: the sum of the value over all matching series (engines, models), NaN when none exists.
+// Failure behaviour: never throws; NaN samples are skipped so one bad series does not hide the rest.
+
+import { PromSample, SampleVisitor, forEachSample } from "./prometheus";
+
+export const MODEL_NAME_LABEL = "model_name";
+
+class GaugeSum extends SampleVisitor {
+  sum: f64 = 0;
+  seen: bool = false;
+
+  constructor(public name: string, public modelFilter: string) {
+    super();
+  }
+
+  wants(sample: PromSample): bool {
+    return sample.nameIs(this.name);
+  }
+
+  visit(sample: PromSample): void {
+    if (isNaN(sample.value)) return;
+    if (this.modelFilter.length > 0 && !sample.labelIsOrMissing(MODEL_NAME_LABEL, this.modelFilter)) return;
+    this.sum += sample.value;
+    this.seen = true;
+  }
+}
+
+export function readGauge(text: string, name: string, modelFilter: string = ""): f64 {
+  const reader = new GaugeSum(name, modelFilter);
+  forEachSample(text, reader);
+  return reader.seen ? reader.sum : NaN;
+}

@@ -1,0 +1,35 @@
+// FNV-1a 64-bit: a cheap, stable, non-cryptographic hash for namespacing keys and sharding.
+// Strings are hashed as their UTF-8 bytes (lone surrogates as U+FFFD) so the TypeScript host side
+// computes the same value with TextEncoder. Never throws.
+import { utf8Encode } from "./utf8";
+import { u64ToHexLower } from "./hex";
+
+export const FNV64_OFFSET_BASIS: u64 = 0xCBF29CE484222325;
+export const FNV64_PRIME: u64 = 0x100000001B3;
+
+/** Continues an FNV-1a 64 hash `h` over bytes [start, end) of `b` (end = -1 means b.length). */
+export function fnv1a64Update(h: u64, b: Uint8Array, start: i32 = 0, end: i32 = -1): u64 {
+  const len = b.length;
+  if (end < 0 || end > len) end = len;
+  if (start < 0) start = 0;
+  const p = b.dataStart;
+  for (let i = start; i < end; i++) {
+    h = (h ^ <u64>load<u8>(p + <usize>i)) * FNV64_PRIME;
+  }
+  return h;
+}
+
+/** FNV-1a 64 of the bytes of `b`. */
+export function fnv1a64Bytes(b: Uint8Array): u64 {
+  return fnv1a64Update(FNV64_OFFSET_BASIS, b);
+}
+
+/** FNV-1a 64 of the UTF-8 bytes of `s`. */
+export function fnv1a64(s: string): u64 {
+  return fnv1a64Bytes(utf8Encode(s));
+}
+
+/** fnv1a64(s) as 16 lowercase hex characters, zero-padded. */
+export function fnv1a64Hex(s: string): string {
+  return u64ToHexLower(fnv1a64(s));
+}

@@ -12,9 +12,11 @@ import { Accounting } from "../lease/accounting";
 import { Policy } from "../policy/policy";
 import { HeaderPolicy } from "../policy/header_policy";
 import { LeastRequestPolicy } from "../policy/least_request";
+import { PrefixCachePolicy } from "../policy/prefix_cache";
 import { Xorshift } from "../util/prng";
 import { fnv1a64 } from "../util/fnv";
 import { Stats } from "./stats";
+import { randomSeed } from "../host/entropy";
 import { LbStream } from "./stream";
 
 const TICK_MS: u32 = 1000;
@@ -36,9 +38,7 @@ export class LbRoot extends RootContext {
 
   constructor(id: u32) {
     super(id);
-    // The clock in ns and the address of a fresh allocation differ between VMs and gateways.
-    const seed = host.nowNanos() ^ (<u64>id * 0x9E3779B97F4A7C15) ^ (<u64>changetype<usize>(new ArrayBuffer(8)) << 32);
-    const rng = new Xorshift(seed);
+    const rng = new Xorshift(randomSeed() ^ <u64>id);
     const stats = new Stats();
     this.rng = rng;
     this.stats = stats;
@@ -82,7 +82,8 @@ export class LbRoot extends RootContext {
   private makePolicy(c: LbConfig): Policy | null {
     if (c.policy == POLICY_GLOBAL_LEAST_REQUEST) return new LeastRequestPolicy(c);
     if (c.policy == POLICY_HEADER) return new HeaderPolicy(c);
-    if (c.policy == POLICY_PREFIX_CACHE || c.policy == POLICY_ENDPOINT_METRICS) {
+    if (c.policy == POLICY_PREFIX_CACHE) return new PrefixCachePolicy(c);
+    if (c.policy == POLICY_ENDPOINT_METRICS) {
       // Until these policies land, they behave as global_least_request (same keys, same leases).
       return new LeastRequestPolicy(c);
     }

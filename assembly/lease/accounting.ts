@@ -81,7 +81,8 @@ export class Accounting {
   acquire(s: LbStream, c: CandidateSet, call: AcquireCall): Verdict {
     const pool = s.pool;
     const now = host.nowMillis();
-    if (pool === null || !pool.redis.ready(now)) return this.fallback(s, c);
+    // evalScript checks readiness itself (and may let this call through as the breaker's probe).
+    if (pool === null) return this.fallback(s, c);
     if (!this.sendAcquire(s, pool, c, call, pool.mustSendCandidates(c, now), now)) return this.fallback(s, c);
     return Verdict.Pending;
   }

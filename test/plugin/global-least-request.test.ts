@@ -1,0 +1,259 @@
+// global_least_request through the host facade with a real Redis: atomic shared picks, release on
+// every ending, leases that heal, shedding with priorities, fail-fast penalties, Redis outages.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import Redis from "ioredis";
+import { startRedis, type RedisFixture } from "../helpers/redis.js";
+import { CLUSTER, advanceWithIo, glrConfig, host, hosts, postChat } from "./harness.js";
+import type { TestHost } from "../../host-test/facade/index.js";
+
+const NS = `{llmlb:llm:${CLUSTER}}`;
+let redis: RedisFixture;
+let client: Redis;
+let h: TestHost | null = null;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  client = new Redis(redis.url);
+});
+afterAll(async () => {
+  client.disconnect();
+  await redis.stop().catch(() => {});
+});
+afterEach(async () => {
+  h?.close();
+  h = null;
+  await client.flushall();
+});
+
+async function loads(): Promise<Record<string, number>> {
+  const flat = await client.zrange(`${NS}:load`, 0, -1, "WITHSCORES");
+  const out: Record<string, number> = {};
+  for (let i = 0; i < flat.length; i += 2) out[flat[i]] = Number(flat[i + 1]);
+  return out;
+}
+const sum = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("picking", () => {
+  it("spreads concurrent requests from two VMs evenly, each through one atomic Redis call", async () => {
+    h = await host({ configuration: glrConfig(), redis: { url: redis.url }, workers: 2 });
+    const streams = [];
+    for (let i = 0; i < 12; i++) {
+      const r = postChat(h, undefined, {}, i % 2);
+      expect(r.headerAction).toBe(1); // StopIteration: headers held for the body
+      expect(r.bodyAction).toBe(1); // StopIterationAndBuffer while Redis answers
+      await h.redisIdle();
+      streams.push(r.s);
+    }
+    const picked = streams.map((s) => s.forwarded!.upstream);
+    expect(picked.every((u) => u.via === "override")).toBe(true);
+    const perHost = new Map<string, number>();
+    for (const u of picked) perHost.set(u.address!, (perHost.get(u.address!) ?? 0) + 1);
+    expect([...perHost.values()].sort()).toEqual([3, 3, 3, 3]);
+    expect(await loads()).toEqual({ "10.0.0.1:8000": 3, "10.0.0.2:8000": 3, "10.0.0.3:8000": 3, "10.0.0.4:8000": 3 });
+    for (const s of streams) { s.sendResponseHeaders({ ":status": "200" }, true); s.complete(); }
+    await h.redisIdle();
+    expect(sum(await loads())).toBe(0);
+    expect(await client.hlen(`${NS}:lease`)).toBe(0);
+  });
+
+  it("never picks an unhealthy host", async () => {
+    h = await host({ configuration: glrConfig(), redis: { url: redis.url }, clusters: { [CLUSTER]: [...hosts(2), { address: "10.0.0.9:8000", health: "Unhealthy" }] } });
+    for (let i = 0; i < 6; i++) {
+      const { s } = postChat(h);
+      await h.redisIdle();
+      expect(s.forwarded!.upstream.address).not.toBe("10.0.0.9:8000");
+    }
+  });
+
+  it("bodiless requests pass through at once, without Redis (no hang: Higress #3740)", async () => {
+    h = await host({ configuration: glrConfig(), redis: { url: redis.url } });
+    const s = h.stream({ method: "GET", path: "/v1/models", cluster: CLUSTER, route: "llm" });
+    expect(s.sendRequestHeaders(true)).toBe(0);
+    expect(s.forwarded).not.toBeNull();
+    expect(s.overrideHost.requested).toBeNull();
+    expect(h.redisHistory.filter((c) => c.text.includes("EVAL")).length).toBe(0);
+  });
+
+  it("re-sends the script when Redis lost it (NOSCRIPT -> EVAL)", async () => {
+    h = await host({ configuration: glrConfig(), redis: { url: redis.url } });
+    await client.script("FLUSH");
+    await client.config("RESETSTAT");
+    const { s } = postChat(h);
+    await h.redisIdle();
+    expect(s.forwarded!.upstream.via).toBe("override");
+    const stats = await client.info("commandstats");
+    expect(stats).toMatch(/cmdstat_evalsha:calls=1,/);
+    expect(stats).toMatch(/cmdstat_eval:calls=1,/);
+  });
+
+  it("writes the destination header only after clear_route_cache=off (no route re-match: Higress #4615)", async () => {
+    h = await host({ configuration: glrConfig({ destinationHeader: "x-gateway-destination-endpoint", debugHeader: "x-llmlb-debug" }), redis: { url: redis.url } });
+    const { s } = postChat(h);
+    await h.redisIdle();
+    const chosen = s.forwarded!.upstream.address!;
+    expect(s.forwarded!.headers["x-gateway-destination-endpoint"]).toBe(chosen);
+    expect(s.properties["clear_route_cache"]).toBe("off");
+    expect(s.routeRecomputed).toBe(0);
+    s.sendResponseHeaders({ ":status": "200" }, true);
+    expect(s.response.headers["x-llmlb-debug"]).toBe(`host=${chosen};reason=least_request;load=0`);
+  });
+});
+
+describe("release on every ending", () => {
+  it("normal end, client abort, upstream 5xx, abort while the pick is in flight: counts return to 0", async () => {
+    h = await host({ configuration: glrConfig({ failurePenalty: 0 }), redis: { url: redis.url } });
+    const normal = postChat(h).s;
+    const aborted = postChat(h).s;
+    const failed = postChat(h).s;
+    await h.redisIdle();
+    expect(sum(await loads())).toBe(3);
+    normal.sendResponseHeaders({ ":status": "200" }, true);
+    normal.complete();
+    aborted.abort();
+    failed.sendResponseHeaders({ ":status": "503" }, true);
+    failed.complete();
+    // The client goes away before Redis answered the pick: the lease taken must be released.
+    const early = postChat(h).s;
+    early.abort();
+    await h.redisIdle();
+    expect(sum(await loads())).toBe(0);
+    expect(await client.zcard(`${NS}:leases`)).toBe(0);
+  });
+
+  it("a fail-fast host (5xx) gets a penalty that expires, so it stops attracting traffic", async () => {
+    h = await host({ configuration: glrConfig({ failurePenalty: 3, failurePenaltySeconds: 1 }), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(2) } });
+    const { s } = postChat(h);
+    await h.redisIdle();
+    const bad = s.forwarded!.upstream.address!;
+    s.sendResponseHeaders({ ":status": "500" }, true);
+    s.complete();
+    await h.redisIdle();
+    expect((await loads())[bad]).toBe(3);
+    // The next three requests all avoid the failing host.
+    for (let i = 0; i < 3; i++) {
+      const n = postChat(h).s;
+      await h.redisIdle();
+      expect(n.forwarded!.upstream.address).not.toBe(bad);
+    }
+    await sleep(1100);
+    await advanceWithIo(h, 6000); // ticks: reconcile settles the expired penalty
+    expect((await loads())[bad]).toBe(0);
+  });
+});
+
+describe("leases", () => {
+  it("a crashed gateway's counts are gone after the lease TTL", async () => {
+    const crashed = await host({ configuration: glrConfig({ leaseTTL: 2 }), redis: { url: redis.url } });
+    postChat(crashed);
+    postChat(crashed);
+    await crashed.redisIdle();
+    crashed.close(); // no release ever comes
+    expect(sum(await loads())).toBe(2);
+    await sleep(2100);
+    h = await host({ configuration: glrConfig({ leaseTTL: 2 }), redis: { url: redis.url } });
+    const { s } = postChat(h); // any acquire settles expired leases first
+    await h.redisIdle();
+    expect(s.forwarded).not.toBeNull();
+    expect(sum(await loads())).toBe(1);
+  });
+
+  it("open streams renew their leases, so a long stream keeps its count", async () => {
+    h = await host({ configuration: glrConfig({ leaseTTL: 2 }), redis: { url: redis.url } });
+    const { s } = postChat(h);
+    await h.redisIdle();
+    for (let i = 0; i < 6; i++) {
+      await sleep(500);
+      h.advance(700); // ticks renew at a third of the TTL
+      await h.redisIdle();
+    }
+    await advanceWithIo(h, 6000); // reconcile runs: the renewed lease is not expired
+    expect(sum(await loads())).toBe(1);
+    s.complete();
+    await h.redisIdle();
+    expect(sum(await loads())).toBe(0);
+  });
+});
+
+describe("shedding", () => {
+  const shedConfig = glrConfig({ maxRequestCount: 2, retryAfter: 3, debugHeader: "x-llmlb-debug" });
+
+  it("answers 429 with Retry-After once every host is at maxRequestCount; high priority bypasses; low is shed earlier", async () => {
+    h = await host({ configuration: shedConfig, redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(2) } });
+    // Low priority is limited to 50% of the limit: one per host.
+    const low = [postChat(h, undefined, { "x-llm-priority": "low" }).s, postChat(h, undefined, { "x-llm-priority": "low" }).s];
+    await h.redisIdle();
+    expect(low.every((s) => s.forwarded !== null)).toBe(true);
+    const lowShed = postChat(h, undefined, { "x-llm-priority": "low" }).s;
+    await h.redisIdle();
+    expect(lowShed.localResponse?.status).toBe(429);
+    const normal = [postChat(h).s, postChat(h).s];
+    await h.redisIdle();
+    expect(normal.every((s) => s.forwarded !== null)).toBe(true);
+    const shed = postChat(h).s;
+    await h.redisIdle();
+    expect(shed.forwarded).toBeNull();
+    expect(shed.localResponse?.status).toBe(429);
+    expect(shed.localResponse?.headers["retry-after"]).toBe("3");
+    const high = postChat(h, undefined, { "x-llm-priority": "high" }).s;
+    await h.redisIdle();
+    expect(high.forwarded!.upstream.via).toBe("override");
+    expect(sum(await loads())).toBe(5);
+  });
+
+  it("can answer 503 instead", async () => {
+    h = await host({ configuration: glrConfig({ maxRequestCount: 1, shedStatus: 503 }), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(1) } });
+    postChat(h);
+    await h.redisIdle();
+    const shed = postChat(h).s;
+    await h.redisIdle();
+    expect(shed.localResponse?.status).toBe(503);
+  });
+});
+
+describe("cost", () => {
+  it("tokens: prompt chars / 4 + max_tokens", async () => {
+    h = await host({ configuration: glrConfig({ costMode: "tokens" }), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(1) } });
+    const body = JSON.stringify({ model: "m", messages: [{ role: "user", content: "x".repeat(400) }], max_tokens: 50 });
+    postChat(h, body);
+    await h.redisIdle();
+    expect(sum(await loads())).toBe(150);
+  });
+
+  it("a body that is not JSON is still balanced (cost 1 in count mode)", async () => {
+    h = await host({ configuration: glrConfig(), redis: { url: redis.url } });
+    const { s } = postChat(h, "{not json");
+    await h.redisIdle();
+    expect(s.forwarded!.upstream.via).toBe("override");
+  });
+});
+
+describe("Redis unavailable", () => {
+  it("falls back to per-VM least request, opens the breaker, and recovers", async () => {
+    h = await host({ configuration: glrConfig({ breakerFailures: 2, breakerOpenSeconds: 5 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    const first = postChat(h).s;
+    expect(h.redisCalls.length).toBe(1);
+    h.redisCalls[0].fail(); // NetworkError
+    expect(first.forwarded!.upstream.via).toBe("override");
+    const second = postChat(h).s;
+    h.redisCalls[0].fail();
+    expect(second.forwarded!.upstream.address).not.toBe(first.forwarded!.upstream.address); // local least request
+    // Breaker open: no more waiting on Redis.
+    const third = postChat(h).s;
+    expect(h.redisCalls.length).toBe(0);
+    expect(third.forwarded).not.toBeNull();
+    expect(h.metric("llmlb_picks_local_fallback_total")).toBe(3);
+    h.advance(5001);
+    const probe = postChat(h).s;
+    expect(h.redisCalls.length).toBe(1); // half-open probe
+    expect(probe.forwarded).toBeNull(); // held while Redis answers
+  });
+
+  it("a Redis timeout does not fail the request", async () => {
+    h = await host({ configuration: glrConfig({ timeout: 100 }), redis: "record" });
+    const { s } = postChat(h);
+    expect(s.forwarded).toBeNull();
+    h.advance(101); // the host's call timeout -> NetworkError
+    expect(s.forwarded).not.toBeNull();
+  });
+});

@@ -1,0 +1,40 @@
+// Shared set-up for plugin tests through the host facade: the built release module, a cluster of
+// hosts, and Higress-shaped configurations.
+import { TestHost, type HostSpec, type TestHostOptions } from "../../host-test/facade/index.js";
+
+export const WASM = "build/ai-load-balancer.wasm";
+export const CLUSTER = "outbound|8000||vllm.static";
+export const REDIS_CLUSTER = "outbound|6379||redis.static";
+
+export function hosts(n: number, health = "Healthy"): HostSpec[] {
+  return Array.from({ length: n }, (_, i) => ({ address: `10.0.0.${i + 1}:8000`, health: health as HostSpec["health"] }));
+}
+
+export function glrConfig(extra: Record<string, unknown> = {}): object {
+  return { lb_policy: "global_least_request", lb_config: { serviceFQDN: "redis.static", servicePort: 6379, timeout: 500, ...extra } };
+}
+
+export async function host(opts: Partial<TestHostOptions> & { configuration: object | string }): Promise<TestHost> {
+  return TestHost.create({ wasm: WASM, clusters: { [CLUSTER]: hosts(4) }, logLevel: "info", ...opts });
+}
+
+export const CHAT_BODY = JSON.stringify({ model: "m", messages: [{ role: "user", content: "hello" }], max_tokens: 16 });
+
+/** A POST chat request up to the end of its body. */
+export function postChat(h: TestHost, body = CHAT_BODY, headers: Record<string, string> = {}, vm?: number) {
+  const s = h.stream({ method: "POST", path: "/v1/chat/completions", cluster: CLUSTER, route: "llm", headers: { "content-type": "application/json", ...headers }, vm });
+  const headerAction = s.sendRequestHeaders(false);
+  const bodyAction = s.sendRequestBody(body, true);
+  return { s, headerAction, bodyAction };
+}
+
+/**
+ * Moves the manual clock in steps, letting real Redis answer between them (one big jump would
+ * fire every tick before any real reply arrives, which no real clock does).
+ */
+export async function advanceWithIo(h: TestHost, ms: number, step = 250): Promise<void> {
+  for (let done = 0; done < ms; done += step) {
+    h.advance(Math.min(step, ms - done));
+    await h.redisIdle();
+  }
+}

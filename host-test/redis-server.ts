@@ -1,0 +1,71 @@
+// A real redis-server child process on a free port (tests, npm start, benchmarks; nothing is faked).
+// REDIS_URL points the suite at an existing server instead (then stop()/kill() are refused:
+// a test that needs an outage must run against a server it owns).
+import { spawn, type ChildProcess, execFileSync } from "node:child_process";
+import net from "node:net";
+import { freePort } from "./ports.js";
+
+export interface RedisFixture {
+  host: string;
+  port: number;
+  url: string;
+  /** True when this fixture started (and therefore may stop) the server. */
+  owned: boolean;
+  /** Stops the server (simulates an outage). */
+  stop(): Promise<void>;
+  /** Starts it again on the same port (after stop()). */
+  start(): Promise<void>;
+}
+
+function waitForPort(host: string, port: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      const sock = net.connect(port, host);
+      sock.once("connect", () => { sock.destroy(); resolve(); });
+      sock.once("error", () => {
+        sock.destroy();
+        if (Date.now() > deadline) reject(new Error(`redis-server on ${host}:${port} did not come up`));
+        else setTimeout(attempt, 25);
+      });
+    };
+    attempt();
+  });
+}
+
+function redisServerBinary(): string {
+  try {
+    return execFileSync("sh", ["-c", "command -v redis-server"], { encoding: "utf8" }).trim();
+  } catch {
+    throw new Error("redis-server not found: install it (apt-get install redis-server) or set REDIS_URL");
+  }
+}
+
+export async function startRedis(): Promise<RedisFixture> {
+  const fromEnv = process.env.REDIS_URL;
+  if (fromEnv) {
+    const u = new URL(fromEnv);
+    const host = u.hostname;
+    const port = Number(u.port || 6379);
+    const refuse = async () => { throw new Error("REDIS_URL is set: this fixture does not own the server"); };
+    return { host, port, url: fromEnv, owned: false, stop: refuse, start: refuse };
+  }
+  const bin = redisServerBinary();
+  const host = "127.0.0.1";
+  const port = await freePort();
+  let child: ChildProcess | null = null;
+  const start = async () => {
+    child = spawn(bin, ["--port", String(port), "--bind", host, "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"], {
+      stdio: "ignore",
+    });
+    await waitForPort(host, port, 10_000);
+  };
+  const stop = async () => {
+    const c = child;
+    child = null;
+    if (!c || c.exitCode !== null) return;
+    await new Promise<void>((resolve) => { c.once("exit", () => resolve()); c.kill("SIGKILL"); });
+  };
+  await start();
+  return { host, port, url: `redis://${host}:${port}`, owned: true, stop, start };
+}

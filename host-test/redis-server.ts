@@ -33,12 +33,38 @@ function waitForPort(host: string, port: number, timeoutMs: number): Promise<voi
   });
 }
 
-function redisServerBinary(): string {
+function redisServerBinary(): string | null {
   try {
-    return execFileSync("sh", ["-c", "command -v redis-server"], { encoding: "utf8" }).trim();
+    return execFileSync("sh", ["-c", "command -v redis-server"], { encoding: "utf8" }).trim() || null;
   } catch {
-    throw new Error("redis-server not found: install it (apt-get install redis-server) or set REDIS_URL");
+    return null;
   }
+}
+
+function dockerAvailable(): boolean {
+  try {
+    execFileSync("docker", ["info"], { stdio: "ignore", timeout: 5000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Without a redis-server binary but with a Docker engine: a throwaway redis:7 container. */
+async function startRedisContainer(): Promise<RedisFixture> {
+  const host = "127.0.0.1";
+  const port = await freePort();
+  let id: string | null = null;
+  const start = async () => {
+    id = execFileSync("docker", ["run", "-d", "--rm", "-p", `${host}:${port}:6379`, "redis:7-alpine", "redis-server", "--save", "", "--appendonly", "no"], { encoding: "utf8" }).trim();
+    await waitForPort(host, port, 30_000);
+  };
+  const stop = async () => {
+    if (id) execFileSync("docker", ["rm", "-f", id], { stdio: "ignore" });
+    id = null;
+  };
+  await start();
+  return { host, port, url: `redis://${host}:${port}`, owned: true, stop, start };
 }
 
 export async function startRedis(): Promise<RedisFixture> {
@@ -51,6 +77,10 @@ export async function startRedis(): Promise<RedisFixture> {
     return { host, port, url: fromEnv, owned: false, stop: refuse, start: refuse };
   }
   const bin = redisServerBinary();
+  if (bin === null) {
+    if (dockerAvailable()) return startRedisContainer();
+    throw new Error("redis-server not found: install it (apt-get install redis-server), start Docker, or set REDIS_URL");
+  }
   const host = "127.0.0.1";
   const port = await freePort();
   let child: ChildProcess | null = null;

@@ -1,0 +1,23 @@
+// Assembles the import object for one VM: every env.proxy_* of ABI 0.2.1 that Envoy implements,
+// the Higress extensions (only for 0_2_1 / 0_2_100 modules, as the Higress cpp-host fork
+// registers them), and the WASI subset. Anything else is an unknown import (module refused).
+import { hasHigressImports } from "../abi-version.js";
+import type { WasmVm } from "../vm.js";
+import { coreImports } from "./env-core.js";
+import { httpImports } from "./env-http.js";
+import { calloutImports, higressImports } from "./env-callouts.js";
+import { sharedImports } from "./env-shared.js";
+import { wasiImports } from "./wasi.js";
+import type { ImportTable } from "./types.js";
+
+export function buildImports(vm: WasmVm): Record<string, ImportTable> {
+  const env: ImportTable = {
+    ...coreImports(vm),
+    ...httpImports(vm),
+    ...calloutImports(vm),
+    ...sharedImports(vm),
+    ...(hasHigressImports(vm.abi) ? higressImports(vm) : {}),
+  };
+  const wasi = wasiImports(vm);
+  return { env, wasi_snapshot_preview1: wasi, wasi_unstable: wasi };
+}

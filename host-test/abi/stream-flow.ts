@@ -1,0 +1,185 @@
+// One direction (request or response) of an HTTP stream as Envoy's filter manager runs it for a
+// single Proxy-Wasm filter in front of the router (request) or the downstream codec (response).
+// Sources (Envoy include/envoy/http/filter.h status docs; source/common/http/filter_manager.cc
+// commonContinue/handleDataIfStopAll; source/extensions/common/wasm/context.cc decodeData):
+// - headers Continue: headers pass on now. StopIteration: headers held, data callbacks keep coming
+//   and a data Continue releases headers + data. StopAllIteration*: headers held, data is buffered
+//   by the filter manager without calling the filter until continue; on continue the headers pass
+//   on first, then the filter's data callback runs once on the buffered body.
+// - data StopIterationAndBuffer: the chunk is kept and the next callback sees the whole buffered
+//   body (body_size = buffered size). StopIterationAndWatermark: kept, next callback sees only its
+//   own chunk. StopIterationNoBuffer: the chunk is dropped. Continue: buffered + current pass on.
+// - continue (proxy_continue_stream) on a direction that is not paused does nothing and is Ok.
+// - StopAllIterationAndBuffer / StopIterationAndBuffer over the buffer limit: request -> local
+//   413, response -> 500 (Envoy "buffer limit" behaviour); Watermark variants never hit it.
+// Failure behaviour: a callback into a failed VM reports `null`; the owner decides (fail closed).
+import { DataAction, HeadersAction } from "./constants.js";
+import type { HeaderMap } from "./header-map.js";
+
+export interface FlowHooks {
+  /** Runs the filter's headers callback; returns the converted action, or null if the VM failed. */
+  callHeaders(numHeaders: number, endStream: boolean): number | null;
+  /** Runs the filter's data callback; returns the converted action, or null if the VM failed. */
+  callData(size: number, endStream: boolean): number | null;
+  headersOut(headers: HeaderMap, endStream: boolean): void;
+  dataOut(chunk: Buffer, endStream: boolean): void;
+  overLimit(): void;
+  vmFailed(): void;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+export class DirectionFlow {
+  headers: HeaderMap | null = null;
+  headersReleased = false;
+  /** End of stream received from the previous hop. */
+  endStream = false;
+  /** End of stream passed on. */
+  endReleased = false;
+  /** Headers returned some Stop* and have not been continued. */
+  headersHeld = false;
+  /** StopAllIteration*: data is buffered without calling the filter. */
+  stopAll = false;
+  stopAllBufferLimited = false;
+  /** Data held at this filter (not yet passed on). */
+  buffered: Buffer = EMPTY;
+  /** Last data status was StopIterationAndBuffer: the next callback sees the whole buffered body. */
+  bufferingForFilter = false;
+  bufferingLimited = false;
+  /** The body the filter sees during a data callback (replaced by proxy_set_buffer_bytes). */
+  bodyView: Buffer | null = null;
+  inDataCallback = false;
+  /** Set once the direction can no longer move (local reply, reset, stream end). */
+  closed = false;
+  continuesIgnored = 0;
+  /** Converted status of the last headers/data callback (null: the filter was not called). */
+  lastAction: number | null = null;
+
+  constructor(private readonly hooks: FlowHooks, private readonly bufferLimit: number) {}
+
+  /** Whether the filter is holding anything (headers or data). */
+  get paused(): boolean {
+    return this.headersHeld || this.buffered.length > 0 || (this.endStream && !this.endReleased && this.headersReleased);
+  }
+
+  onHeaders(headers: HeaderMap, endStream: boolean): void {
+    if (this.closed) return;
+    this.headers = headers;
+    this.endStream = endStream;
+    const action = this.hooks.callHeaders(headers.count, endStream);
+    this.lastAction = action;
+    if (action === null) { this.hooks.vmFailed(); return; }
+    if (this.closed) return;
+    if (action === HeadersAction.Continue || action === HeadersAction.ContinueAndEndStream) {
+      this.releaseHeaders(endStream);
+      return;
+    }
+    this.headersHeld = true;
+    if (action === HeadersAction.StopAllIterationAndBuffer || action === HeadersAction.StopAllIterationAndWatermark) {
+      this.stopAll = true;
+      this.stopAllBufferLimited = action === HeadersAction.StopAllIterationAndBuffer;
+    }
+  }
+
+  onData(chunk: Buffer, endStream: boolean): void {
+    if (this.closed || this.endStream) return;
+    this.endStream = endStream;
+    this.lastAction = null;
+    if (this.stopAll) {
+      this.buffered = Buffer.concat([this.buffered, chunk]);
+      if (this.stopAllBufferLimited && this.buffered.length > this.bufferLimit) this.hooks.overLimit();
+      return;
+    }
+    this.runDataCallback(chunk);
+  }
+
+  /** proxy_continue_stream for this direction (already deferred until after the callback). */
+  continue(): void {
+    if (this.closed) return;
+    if (this.headersHeld) {
+      const fromCurrent = this.stopAll;
+      this.headersHeld = false;
+      this.stopAll = false;
+      const pending = this.buffered;
+      this.releaseHeaders(this.endStream && pending.length === 0);
+      if (pending.length === 0) return;
+      if (fromCurrent) {
+        // StopAll: the filter itself now sees the buffered body (iterate from the current filter).
+        this.buffered = EMPTY;
+        this.runDataCallback(pending);
+      } else {
+        this.releaseData();
+      }
+      return;
+    }
+    if (this.buffered.length > 0 || (this.endStream && !this.endReleased && this.headersReleased)) {
+      this.releaseData();
+      return;
+    }
+    this.continuesIgnored++;
+  }
+
+  private runDataCallback(chunk: Buffer): void {
+    const view = this.bufferingForFilter ? Buffer.concat([this.buffered, chunk]) : chunk;
+    const priorBuffered = this.bufferingForFilter ? EMPTY : this.buffered;
+    this.bodyView = view;
+    this.inDataCallback = true;
+    const action = this.hooks.callData(view.length, this.endStream);
+    this.inDataCallback = false;
+    this.lastAction = action;
+    const seen = this.bodyView ?? EMPTY;
+    this.bodyView = null;
+    if (action === null) { this.hooks.vmFailed(); return; }
+    if (this.closed) return;
+    switch (action) {
+      case DataAction.Continue:
+        this.buffered = Buffer.concat([priorBuffered, seen]);
+        this.bufferingForFilter = false;
+        this.releaseData();
+        return;
+      case DataAction.StopIterationAndBuffer:
+        this.buffered = Buffer.concat([priorBuffered, seen]);
+        this.bufferingForFilter = true;
+        if (this.buffered.length > this.bufferLimit) this.hooks.overLimit();
+        return;
+      case DataAction.StopIterationAndWatermark:
+        this.buffered = Buffer.concat([priorBuffered, seen]);
+        this.bufferingForFilter = false;
+        return;
+      default: // StopIterationNoBuffer: the current chunk is not kept (already-buffered data stays).
+        this.buffered = this.bufferingForFilter ? seen : priorBuffered;
+        this.bufferingForFilter = false;
+        return;
+    }
+  }
+
+  private releaseHeaders(endStream: boolean): void {
+    if (this.headersReleased || !this.headers) return;
+    this.headersReleased = true;
+    this.headersHeld = false;
+    if (endStream) this.endReleased = true;
+    this.hooks.headersOut(this.headers, endStream);
+  }
+
+  private releaseData(): void {
+    if (!this.headersReleased) this.releaseHeaders(this.endStream && this.buffered.length === 0);
+    const out = this.buffered;
+    this.buffered = EMPTY;
+    this.bufferingForFilter = false;
+    if (this.endReleased) return;
+    if (out.length === 0 && !this.endStream) return;
+    if (this.endStream) this.endReleased = true;
+    this.hooks.dataOut(out, this.endStream);
+  }
+
+  /** Body visible through proxy_get_buffer_bytes outside a data callback (Envoy: the decoding buffer while buffering). */
+  visibleBody(): Buffer | null {
+    if (this.inDataCallback) return this.bodyView;
+    return this.bufferingForFilter ? this.buffered : null;
+  }
+
+  replaceVisibleBody(next: Buffer): void {
+    if (this.inDataCallback) this.bodyView = next;
+    else if (this.bufferingForFilter) this.buffered = next;
+  }
+}

@@ -1,0 +1,317 @@
+// One HTTP stream through the Wasm filter: its Proxy-Wasm context (proxy_on_context_create ...
+// proxy_on_delete), both directions' flow control, local replies, close/reset, the upstream
+// override request, route re-matching, and the stream facts exposed as properties.
+// Sources: Envoy source/extensions/common/wasm/context.cc (decodeHeaders/encodeHeaders,
+// sendLocalResponse and continueStream are deferred until the VM call returns, failStream sends a
+// 503 "wasm_fail_stream" when fail_open is false); proxy-wasm-cpp-host src/context.cc (onDone,
+// onLog, onDelete order); proxy-wasm/spec PR #73 + Envoy PR #36809 (a local reply runs through the
+// sending filter's response callbacks); higress-abi.md (override host, clear_route_cache).
+// Failure behaviour: never throws; a failed VM fails the stream closed (503) unless failOpen.
+import { BufferType, HeadersAction, ResponseFlag, StreamType, WasmResult, type ResponseFlagName } from "./constants.js";
+import { convertDataStatus, convertHeadersStatus } from "./abi-version.js";
+import { DirectionFlow, type FlowHooks } from "./stream-flow.js";
+import { HeaderMap } from "./header-map.js";
+import type { WasmVm } from "./vm.js";
+
+export type StreamEnding =
+  | "complete" | "client_abort" | "upstream_connect_failure" | "upstream_reset" | "timeout"
+  | "local_reply" | "no_healthy_upstream" | "filter_reset" | "vm_failure";
+
+export interface LocalReply {
+  status: number;
+  details: string;
+  /** Headers as the filter produced them (before its own response callbacks ran). */
+  headers: HeaderMap;
+  body: Buffer;
+  /** True when the host itself answered (VM failure, buffer limit), not the filter. */
+  byHost: boolean;
+}
+
+/** Where the filter's output goes: the facade records it, the gateway does real I/O. */
+export interface StreamSink {
+  requestHeadersOut(headers: HeaderMap, endStream: boolean): void;
+  requestDataOut(chunk: Buffer, endStream: boolean): void;
+  responseHeadersOut(headers: HeaderMap, endStream: boolean): void;
+  responseDataOut(chunk: Buffer, endStream: boolean): void;
+  /** A local reply replaces the upstream exchange: abandon any upstream request. */
+  localReplyStarted(reply: LocalReply): void;
+  /** The stream must be reset (proxy_close_stream, or a reply impossible after the response began). */
+  resetRequested(reason: string): void;
+}
+
+export interface StreamFacts {
+  route: string | null;
+  cluster: string | null;
+  sourceAddress: string;
+  destinationAddress: string;
+  protocol: string;
+  startTimeMs: number;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** Envoy local reply headers: :status, the extra headers, then content-length/-type for a body. */
+export function localReplyHeaders(status: number, extra: ReadonlyArray<readonly [string, string]>, body: Buffer): HeaderMap {
+  const headers = new HeaderMap([[":status", String(status)]]);
+  for (const [k, v] of extra) headers.add(k, v);
+  if (body.length > 0) {
+    headers.replace("content-length", String(body.length));
+    if (!headers.has("content-type")) headers.add("content-type", "text/plain");
+  }
+  return headers;
+}
+
+export class HttpStream {
+  readonly kind = "http" as const;
+  readonly id: number;
+  request: DirectionFlow;
+  response: DirectionFlow;
+  /** Properties written with proxy_set_property (Envoy keeps them in the stream's filter state). */
+  readonly properties = new Map<string, Buffer>();
+  route: string | null;
+  cluster: string | null;
+  upstreamAddress: string | null = null;
+  responseCode: number | null = null;
+  codeDetails: string | null = null;
+  responseFlags = 0;
+  /** Last address passed to proxy_set_upstream_override_host while it could still matter. */
+  overrideHost: string | null = null;
+  /** Override requests that arrived after the request had been forwarded (ignored, like Envoy). */
+  lateOverrideRequests = 0;
+  /** Route re-matches caused by request header changes (Higress clear_route_cache). */
+  routeRecomputations = 0;
+  localReply: LocalReply | null = null;
+  ended: StreamEnding | null = null;
+  private contextCreated = false;
+  private requestHeadersFrozen = false;
+
+  constructor(readonly vm: WasmVm, private readonly sink: StreamSink, readonly facts: StreamFacts) {
+    this.id = vm.allocContextId();
+    this.route = facts.route;
+    this.cluster = facts.cluster;
+    this.request = this.newFlow("request");
+    this.response = this.newFlow("response");
+  }
+
+  private get host() { return this.vm.host; }
+
+  private newFlow(dir: "request" | "response"): DirectionFlow {
+    const isReq = dir === "request";
+    const hooks: FlowHooks = {
+      callHeaders: (n, eos) => this.callFilter(isReq ? "proxy_on_request_headers" : "proxy_on_response_headers", [n, eos ? 1 : 0], true),
+      callData: (size, eos) => this.callFilter(isReq ? "proxy_on_request_body" : "proxy_on_response_body", [size, eos ? 1 : 0], false),
+      headersOut: (h, eos) => (isReq ? this.sink.requestHeadersOut(h, eos) : this.onResponseHeadersOut(h, eos)),
+      dataOut: (c, eos) => (isReq ? this.sink.requestDataOut(c, eos) : this.sink.responseDataOut(c, eos)),
+      // Envoy: over the buffer limit -> 413 on the request path, 500 on the response path.
+      overLimit: () => (isReq
+        ? this.hostReply(413, "request_payload_too_large", "Payload Too Large")
+        : this.hostReply(500, "response_payload_too_large", "Internal Server Error")),
+      vmFailed: () => this.failStream(isReq ? "request" : "response"),
+    };
+    return new DirectionFlow(hooks, this.host.options.bufferLimitBytes);
+  }
+
+  private onResponseHeadersOut(h: HeaderMap, eos: boolean): void {
+    const status = Number(h.get(":status"));
+    if (Number.isFinite(status)) this.responseCode = status;
+    this.sink.responseHeadersOut(h, eos);
+  }
+
+  /**
+   * Calls a stream callback; returns the converted action, null if the VM failed (fail closed),
+   * or Continue when the export is missing / the plugin fails open (cpp-host CHECK_FAIL_HTTP).
+   */
+  private callFilter(name: string, args: number[], isHeaders: boolean): number | null {
+    const cont = isHeaders ? HeadersAction.Continue : 0;
+    if (this.vm.failed) {
+      this.vm.refusedCalls++;
+      return this.host.options.failOpen ? cont : null;
+    }
+    if (!this.vm.hasExport(name)) return cont;
+    let action: number | null = cont;
+    this.vm.callback(name, this.id, [this.id, ...args], (r, stopNext) => {
+      if (!r.ok) { action = this.host.options.failOpen ? cont : null; return; }
+      action = isHeaders ? convertHeadersStatus(r.value, this.vm.abi, stopNext) : convertDataStatus(r.value, stopNext);
+    });
+    return action;
+  }
+
+  /** Creates the guest context (proxy_on_context_create(id, root)) and runs request headers. */
+  start(headers: HeaderMap, endStream: boolean): void {
+    this.vm.contexts.set(this.id, this);
+    if (!this.vm.failed) {
+      this.vm.callback("proxy_on_context_create", this.id, [this.id, this.vm.root.id]);
+      this.contextCreated = true;
+    }
+    this.vm.withDeferredActions(() => this.request.onHeaders(headers, endStream));
+  }
+
+  requestData(chunk: Buffer, endStream: boolean): void {
+    if (!this.ended) this.vm.withDeferredActions(() => this.request.onData(chunk, endStream));
+  }
+
+  responseHeaders(headers: HeaderMap, endStream: boolean): void {
+    if (this.ended || this.localReply) return;
+    const status = Number(headers.get(":status"));
+    if (Number.isFinite(status)) this.responseCode = status;
+    this.vm.withDeferredActions(() => this.response.onHeaders(headers, endStream));
+  }
+
+  responseData(chunk: Buffer, endStream: boolean): void {
+    if (this.ended || this.localReply) return;
+    this.vm.withDeferredActions(() => this.response.onData(chunk, endStream));
+  }
+
+  // ---- called by imports (effective context = this stream) ----
+
+  /** proxy_continue_stream: deferred until the current VM call returns (Envoy addAfterVmCallAction). */
+  continueStream(type: number): number {
+    if (type !== StreamType.Request && type !== StreamType.Response) return WasmResult.BadArgument;
+    // Envoy drops its mutable request-header pointer as soon as continue is called.
+    if (type === StreamType.Request) this.requestHeadersFrozen = true;
+    this.vm.deferAfterCall(() => {
+      if (this.ended) return;
+      (type === StreamType.Request ? this.request : this.response).continue();
+    });
+    return WasmResult.Ok;
+  }
+
+  /** proxy_close_stream: Envoy resets the whole HTTP stream (deferred like continue). */
+  closeStream(type: number): number {
+    if (type !== StreamType.Request && type !== StreamType.Response) return WasmResult.BadArgument;
+    this.vm.deferAfterCall(() => {
+      if (this.ended) return;
+      this.request.closed = true;
+      this.response.closed = true;
+      this.markFlag("LR");
+      this.sink.resetRequested("close_stream");
+    });
+    return WasmResult.Ok;
+  }
+
+  /** proxy_send_local_response: stops the current iteration now, replies after the call returns. */
+  sendLocalResponse(status: number, details: string, body: Buffer, headers: Array<[string, string]>): number {
+    this.vm.stopNextIteration = true;
+    this.vm.deferAfterCall(() => this.localResponse(status, details, body, headers, false));
+    return WasmResult.Ok;
+  }
+
+  /**
+   * Host-originated reply (buffer limit, or the router's 503/504 for upstream failures): it runs
+   * through the filter's response callbacks like any local reply (Envoy router sendLocalReply).
+   */
+  hostReply(status: number, details: string, body: string, flag?: ResponseFlagName): void {
+    if (flag) this.markFlag(flag);
+    this.localResponse(status, details, Buffer.from(body), [], true);
+  }
+
+  private localResponse(status: number, details: string, body: Buffer, extra: Array<[string, string]>, byHost: boolean): void {
+    if (this.ended) return;
+    // A second reply while the first is being encoded, or a reply after response headers left:
+    // Envoy can only reset the stream then.
+    if (this.localReply || this.response.headersReleased) {
+      this.request.closed = true;
+      this.response.closed = true;
+      this.markFlag("LR");
+      this.sink.resetRequested("local_reply_after_response_started");
+      return;
+    }
+    const headers = localReplyHeaders(status, extra, body);
+    this.localReply = { status, details, headers: headers.clone(), body, byHost };
+    this.codeDetails = details;
+    this.responseCode = status;
+    this.request.closed = true;
+    this.sink.localReplyStarted(this.localReply);
+    // The reply runs through this filter's own response callbacks (Envoy behaviour).
+    this.response = this.newFlow("response");
+    this.response.onHeaders(headers, body.length === 0);
+    if (body.length > 0) this.response.onData(body, true);
+  }
+
+  /** VM failure: fail closed with 503 (Envoy failStream) unless the plugin fails open. */
+  private failStream(dir: "request" | "response"): void {
+    if (this.ended) return;
+    if (dir === "response" || this.response.headersReleased || this.localReply) {
+      this.request.closed = true;
+      this.response.closed = true;
+      this.sink.resetRequested("wasm_fail_stream");
+      return;
+    }
+    const headers = new HeaderMap([[":status", "503"]]);
+    this.localReply = { status: 503, details: "wasm_fail_stream", headers: headers.clone(), body: EMPTY, byHost: true };
+    this.codeDetails = "wasm_fail_stream";
+    this.responseCode = 503;
+    this.request.closed = true;
+    this.response.closed = true;
+    this.sink.localReplyStarted(this.localReply);
+    this.sink.responseHeadersOut(headers, true);
+  }
+
+  /** proxy_set_upstream_override_host: only effective before the router picks a host. */
+  setOverrideHost(address: string): number {
+    if (this.request.headersReleased) { this.lateOverrideRequests++; return WasmResult.Ok; }
+    this.overrideHost = address;
+    return WasmResult.Ok;
+  }
+
+  /** Whether request headers can still be changed (Envoy drops its mutable map once they pass on). */
+  requestHeadersWritable(): boolean {
+    return !this.requestHeadersFrozen && !this.request.headersReleased && !this.request.closed;
+  }
+
+  /**
+   * After the filter changed request headers: unless property `clear_route_cache` is "off", the
+   * Higress fork clears the route cache and the route is matched again with the new headers.
+   */
+  onRequestHeadersModified(): void {
+    const flag = this.properties.get("clear_route_cache");
+    if (flag && flag.toString() === "off") return;
+    this.recomputeRoute();
+  }
+
+  recomputeRoute(): void {
+    if (!this.request.headers) return;
+    const match = this.host.backend.matchRoute(this.request.headers);
+    this.routeRecomputations++;
+    if (match === undefined) return;
+    this.route = match?.route ?? null;
+    this.cluster = match?.cluster ?? null;
+  }
+
+  /** Body/headers visible for a buffer type on this stream (null = NotFound). */
+  buffer(type: number): Buffer | null {
+    if (type === BufferType.HttpRequestBody) return this.request.visibleBody();
+    if (type === BufferType.HttpResponseBody) return this.response.visibleBody();
+    return null;
+  }
+
+  setBuffer(type: number, next: Buffer): void {
+    if (type === BufferType.HttpRequestBody) this.request.replaceVisibleBody(next);
+    else if (type === BufferType.HttpResponseBody) this.response.replaceVisibleBody(next);
+  }
+
+  markFlag(flag: ResponseFlagName): void { this.responseFlags |= ResponseFlag[flag]; }
+
+  flagNames(): ResponseFlagName[] {
+    return (Object.keys(ResponseFlag) as ResponseFlagName[]).filter((k) => (this.responseFlags & ResponseFlag[k]) !== 0);
+  }
+
+  /**
+   * Ends the stream: proxy_on_done, proxy_on_log, proxy_on_delete, exactly once whatever the
+   * ending. The context is then unknown to set_effective_context.
+   */
+  finish(kind: StreamEnding): void {
+    if (this.ended) return;
+    this.ended = kind;
+    this.request.closed = true;
+    this.response.closed = true;
+    if (this.contextCreated && !this.vm.failed) {
+      this.vm.callback("proxy_on_done", this.id, [this.id]);
+      this.vm.callback("proxy_on_log", this.id, [this.id]);
+      this.vm.callback("proxy_on_delete", this.id, [this.id]);
+    } else if (this.contextCreated) {
+      this.vm.refusedCalls += 3;
+    }
+    this.vm.contexts.delete(this.id);
+  }
+}

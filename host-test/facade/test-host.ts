@@ -1,0 +1,124 @@
+// The test facade (in the manner of tetratelabs proxytest): one PluginHost over a FacadeBackend
+// with a manual clock and recorded callouts, plus verbs to create streams.
+// Usage: const h = await TestHost.create({ wasm, configuration }); const s = h.stream({...});
+// Failure behaviour: create() rejects when the module is refused; a rejected configuration shows
+// in `h.configured[i] === false`.
+import type { LogLevelName } from "../abi/constants.js";
+import type { HealthStatusName, UpstreamHostInfo } from "../abi/backend.js";
+import { HeaderMap } from "../abi/header-map.js";
+import type { LogRecord } from "../abi/logs.js";
+import { PluginHost } from "../abi/plugin-host.js";
+import { FacadeBackend, type FacadeRoute, type HttpMode, type RedisMode } from "./facade-backend.js";
+import { TestStream } from "./test-stream.js";
+
+export interface HostSpec { address: string; health?: HealthStatusName; metrics?: string }
+
+export interface TestHostOptions {
+  wasm: Uint8Array | string;
+  configuration?: object | string;
+  vmConfiguration?: string;
+  workers?: number;
+  rootId?: string;
+  pluginName?: string;
+  vmId?: string;
+  logLevel?: LogLevelName;
+  failOpen?: boolean;
+  bufferLimitBytes?: number;
+  clusters?: Record<string, HostSpec[]>;
+  /** Routing table used when the filter's header changes re-match the route (clear_route_cache). */
+  routes?: FacadeRoute[];
+  redis?: RedisMode;
+  http?: HttpMode;
+  startTimeMs?: number;
+}
+
+export interface StreamSpec {
+  vm?: number;
+  route?: string | null;
+  cluster?: string | null;
+  authority?: string;
+  method?: string;
+  path?: string;
+  headers?: Record<string, string> | Array<[string, string]>;
+  sourceAddress?: string;
+}
+
+const toHostInfo = (h: HostSpec): UpstreamHostInfo => ({ address: h.address, health: h.health ?? "Healthy", metrics: h.metrics ?? "" });
+
+export class TestHost {
+  private constructor(readonly plugin: PluginHost, readonly backend: FacadeBackend) {}
+
+  static async create(o: TestHostOptions): Promise<TestHost> {
+    const backend = new FacadeBackend(o.startTimeMs ?? 1_700_000_000_000, o.redis ?? "record", o.http ?? "record");
+    for (const [name, hosts] of Object.entries(o.clusters ?? {})) backend.clusters.set(name, hosts.map(toHostInfo));
+    backend.routes = o.routes ?? null;
+    const configuration = o.configuration === undefined ? "" : typeof o.configuration === "string" ? o.configuration : JSON.stringify(o.configuration);
+    const plugin = await PluginHost.load(o.wasm, backend, {
+      workers: o.workers ?? 1,
+      rootId: o.rootId ?? "",
+      pluginName: o.pluginName ?? "llm-lb",
+      vmId: o.vmId ?? "",
+      vmConfiguration: o.vmConfiguration ?? "",
+      configuration,
+      logLevel: o.logLevel ?? "trace",
+      failOpen: o.failOpen ?? false,
+      bufferLimitBytes: o.bufferLimitBytes ?? 1024 * 1024,
+    });
+    return new TestHost(plugin, backend);
+  }
+
+  get configured(): boolean[] { return this.plugin.configured; }
+  get vms() { return this.plugin.vms; }
+  get redisCalls() { return this.backend.redisCalls; }
+  get redisHistory() { return this.backend.redisHistory; }
+  get httpCalls() { return this.backend.httpCalls; }
+  get now(): number { return this.backend.clock.now(); }
+
+  logs(level?: LogLevelName, filter: { vm?: number; contextId?: number } = {}): LogRecord[] {
+    return this.plugin.logs.query(level, filter);
+  }
+  /** Just the messages, for readable assertions. */
+  logMessages(level?: LogLevelName, filter: { vm?: number; contextId?: number } = {}): string[] {
+    return this.logs(level, filter).map((r) => r.message);
+  }
+
+  metric(name: string) { return this.plugin.metrics.valueOf(name); }
+
+  /** Moves the manual clock (fires ticks and callout timeouts that fall due). */
+  advance(ms: number): void { this.backend.clock.advance(ms); }
+
+  setUpstreamHosts(cluster: string, hosts: HostSpec[]): void { this.backend.clusters.set(cluster, hosts.map(toHostInfo)); }
+
+  /** Waits until no real Redis/HTTP callout is in flight. */
+  redisIdle(): Promise<void> { return this.backend.idle(); }
+  calloutsIdle(): Promise<void> { return this.backend.idle(); }
+
+  stream(spec: StreamSpec = {}): TestStream {
+    const headers = new HeaderMap([
+      [":authority", spec.authority ?? "example.com"],
+      [":path", spec.path ?? "/"],
+      [":method", spec.method ?? "GET"],
+      [":scheme", "http"],
+    ]);
+    const extra = spec.headers ? (Array.isArray(spec.headers) ? spec.headers : Object.entries(spec.headers)) : [];
+    for (const [k, v] of extra) {
+      if (k.startsWith(":")) headers.replace(k, v); else headers.add(k, v);
+    }
+    const firstCluster = this.backend.clusters.keys().next();
+    const ts = new TestStream(this.backend, headers);
+    ts.stream = this.plugin.newStream(spec.vm ?? this.plugin.pickVm(), ts, {
+      route: spec.route === undefined ? "default" : spec.route,
+      cluster: spec.cluster === undefined ? (firstCluster.done ? null : firstCluster.value) : spec.cluster,
+      sourceAddress: spec.sourceAddress ?? "127.0.0.1:50000",
+      destinationAddress: "127.0.0.1:10000",
+      protocol: "HTTP/1.1",
+      startTimeMs: this.backend.clock.now(),
+    });
+    return ts;
+  }
+
+  close(): void {
+    this.plugin.shutdown();
+    this.backend.close();
+  }
+}

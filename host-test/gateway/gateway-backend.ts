@@ -1,0 +1,116 @@
+// The HostBackend of the real gateway: wall clock and timers, one RedisClusterClient per VM and
+// initialised Redis cluster, http_call over real HTTP to a cluster endpoint (picked by the
+// cluster's load balancer among eligible hosts), upstream hosts from the health checkers, and
+// route re-matching from the YAML routes.
+// Failure behaviour: statuses to the guest (BadArgument for an unknown cluster, as Envoy's
+// httpCall does; the same choice for redis, unverified against Higress); callout failures are
+// delivered as NetworkError / empty response, never thrown.
+import http from "node:http";
+import { WasmResult } from "../abi/constants.js";
+import type { HeaderMap } from "../abi/header-map.js";
+import type { HostBackend, HttpCalloutRequest, HttpCalloutResponse, RouteMatch, UpstreamHostInfo } from "../abi/backend.js";
+import { eligibleHosts } from "../abi/upstream-selection.js";
+import { parseRedisClusterName } from "./cluster-name.js";
+import { matchRoute, type ClusterConfig, type GatewayConfig } from "./config.js";
+import type { HealthChecker } from "./health.js";
+import type { LocalLoadBalancer } from "./local-lb.js";
+import { RedisClusterClient } from "./redis-client.js";
+import { splitAddress } from "./address.js";
+
+export class GatewayBackend implements HostBackend {
+  private readonly redisClients = new Map<string, RedisClusterClient>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  constructor(
+    private readonly cfg: GatewayConfig,
+    private readonly health: Map<string, HealthChecker>,
+    private readonly balancers: Map<string, LocalLoadBalancer>,
+    private readonly agent: http.Agent,
+    private readonly panicThresholdPercent: number,
+  ) {}
+
+  now(): number { return Date.now(); }
+
+  schedule(delayMs: number, fn: () => void): () => void {
+    const t = setTimeout(() => { this.timers.delete(t); fn(); }, delayMs);
+    this.timers.add(t);
+    return () => { clearTimeout(t); this.timers.delete(t); };
+  }
+
+  cluster(name: string): ClusterConfig | undefined { return this.cfg.clusters.find((c) => c.name === name); }
+
+  upstreamHosts(cluster: string): UpstreamHostInfo[] {
+    const checker = this.health.get(cluster);
+    if (!checker) return [];
+    return checker.snapshot().map((h) => ({ address: h.address, health: h.health, metrics: h.body }));
+  }
+
+  matchRoute(headers: HeaderMap): RouteMatch | null {
+    const r = matchRoute(this.cfg, headers.get(":authority") ?? "", headers.get(":path") ?? "/");
+    return r ? { route: r.name, cluster: r.cluster } : null;
+  }
+
+  redisInit(vm: number, cluster: string, username: string, password: string, timeoutMs: number): number {
+    const name = parseRedisClusterName(cluster);
+    const c = this.cluster(name.lookup);
+    if (!c || c.type !== "redis") return WasmResult.BadArgument;
+    const key = `${vm}|${name.lookup}`;
+    this.redisClients.get(key)?.close(); // re-init closes this VM's client for the cluster
+    const { host, port } = splitAddress(c.endpoints[0]);
+    this.redisClients.set(key, new RedisClusterClient({
+      host, port, username: username || undefined, password: password || undefined, db: name.db,
+      timeoutMs, connectTimeoutMs: c.connect_timeout_ms,
+    }));
+    return WasmResult.Ok;
+  }
+
+  redisCall(vm: number, cluster: string, query: Buffer, done: (reply: Buffer | null) => void): number {
+    const client = this.redisClients.get(`${vm}|${parseRedisClusterName(cluster).lookup}`);
+    if (!client) return WasmResult.BadArgument;
+    client.call(query).then(done, () => done(null));
+    return WasmResult.Ok;
+  }
+
+  httpCall(req: HttpCalloutRequest, done: (res: HttpCalloutResponse | null) => void): number {
+    const c = this.cluster(req.cluster);
+    if (!c || c.type !== "static") return WasmResult.BadArgument;
+    const lb = this.balancers.get(c.name);
+    const address = lb?.pick(eligibleHosts(this.upstreamHosts(c.name), this.panicThresholdPercent).map((h) => h.address)) ?? null;
+    if (address === null) {
+      setImmediate(() => done(null));
+      return WasmResult.Ok;
+    }
+    const { host, port } = splitAddress(address);
+    const headers: Record<string, string> = {};
+    let method = "GET", path = "/";
+    for (const [k, v] of req.headers) {
+      if (k === ":method") method = v;
+      else if (k === ":path") path = v;
+      else if (k === ":authority") headers.host = v;
+      else if (!k.startsWith(":")) headers[k] = v;
+    }
+    let settled = false;
+    const finish = (r: HttpCalloutResponse | null) => { if (!settled) { settled = true; done(r); } };
+    const r = http.request({ host, port, method, path, headers, agent: this.agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (d: Buffer) => chunks.push(d));
+      res.on("end", () => {
+        const pairs: Array<[string, string]> = [[":status", String(res.statusCode ?? 0)]];
+        for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i].toLowerCase(), res.rawHeaders[i + 1]]);
+        finish({ headers: pairs, body: Buffer.concat(chunks) });
+      });
+      res.on("error", () => finish(null));
+    });
+    if (req.timeoutMs > 0) r.setTimeout(req.timeoutMs, () => { r.destroy(); finish(null); });
+    r.on("error", () => finish(null));
+    r.end(req.body);
+    return WasmResult.Ok;
+  }
+
+  close(): void {
+    for (const c of this.redisClients.values()) c.close();
+    this.redisClients.clear();
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+  }
+}

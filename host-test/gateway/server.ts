@@ -1,0 +1,113 @@
+// The real local gateway: a node:http listener that routes requests (YAML routes), runs them
+// through the Wasm filter (one VM per worker, streams assigned round robin) and proxies them to
+// real upstreams, with active health checks, Redis for proxy_redis_call, and an admin server.
+// Usage: const gw = await startGateway(loadGatewayConfig("gw.yaml")); ... await gw.close();
+// Failure behaviour: startGateway rejects when the plugin module is refused or a port is taken;
+// per-request failures become HTTP answers/endings (see proxy-stream.ts), never crashes.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { PluginHost } from "../abi/plugin-host.js";
+import type { LogRecord } from "../abi/logs.js";
+import type { WasmVm } from "../abi/vm.js";
+import { matchRoute, type GatewayConfig } from "./config.js";
+import { GatewayBackend } from "./gateway-backend.js";
+import { HealthChecker } from "./health.js";
+import { LocalLoadBalancer } from "./local-lb.js";
+import { ProxyStream, type ProxyContext } from "./proxy-stream.js";
+import { GatewayStats } from "./stats.js";
+import { createAdminServer } from "./admin.js";
+
+export interface GatewayOptions {
+  /** Envoy healthy_panic_threshold in percent; Istio/Higress disable panic mode (0, the default). */
+  panicThresholdPercent?: number;
+  failOpen?: boolean;
+  bufferLimitBytes?: number;
+  pluginName?: string;
+  /** Seed for the local load balancers (reproducible runs). */
+  lbSeed?: number;
+  debugUpstreamHeader?: boolean;
+  /** Live echo of plugin logs (the CLI prints them). */
+  logEcho?: (r: LogRecord) => void;
+}
+
+export interface Gateway {
+  url: string;
+  adminUrl: string | null;
+  stats: GatewayStats;
+  vms: WasmVm[];
+  plugin: PluginHost | null;
+  health: Map<string, HealthChecker>;
+  close(): Promise<void>;
+}
+
+function listen(server: http.Server, host: string, port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      const a = server.address() as AddressInfo;
+      resolve(`http://${a.family === "IPv6" ? `[${a.address}]` : a.address}:${a.port}`);
+    });
+  });
+}
+
+export async function startGateway(cfg: GatewayConfig, opts: GatewayOptions = {}): Promise<Gateway> {
+  const agent = new http.Agent({ keepAlive: true });
+  const health = new Map<string, HealthChecker>();
+  const balancers = new Map<string, LocalLoadBalancer>();
+  for (const c of cfg.clusters.filter((x) => x.type === "static")) {
+    health.set(c.name, new HealthChecker(c));
+    balancers.set(c.name, new LocalLoadBalancer(c.lb_policy, opts.lbSeed));
+  }
+  // Envoy warms clusters with their first health-check round before serving.
+  for (const h of health.values()) h.start();
+  await Promise.all([...health.values()].map((h) => h.checkNow()));
+  const panicThresholdPercent = opts.panicThresholdPercent ?? 0;
+  const backend = new GatewayBackend(cfg, health, balancers, agent, panicThresholdPercent);
+  const stats = new GatewayStats();
+  let plugin: PluginHost | null = null;
+  try {
+    plugin = cfg.plugin === null ? null : await PluginHost.load(cfg.plugin.wasm, backend, {
+      workers: cfg.workers,
+      rootId: cfg.plugin.root_id,
+      vmConfiguration: cfg.plugin.vm_config,
+      configuration: cfg.plugin.configuration,
+      logLevel: cfg.plugin.log_level,
+      pluginName: opts.pluginName ?? "llm-lb",
+      failOpen: opts.failOpen ?? false,
+      bufferLimitBytes: opts.bufferLimitBytes ?? 1024 * 1024,
+      logEcho: opts.logEcho ?? null,
+    });
+  } catch (e) {
+    for (const h of health.values()) h.stop();
+    backend.close();
+    agent.destroy();
+    throw e;
+  }
+  const ctx: ProxyContext = { backend, plugin, stats, balancers, agent, panicThresholdPercent, debugUpstreamHeader: opts.debugUpstreamHeader ?? false };
+  const server = http.createServer((req, res) => {
+    const route = matchRoute(cfg, req.headers.host ?? "", req.url ?? "/");
+    if (!route) {
+      // Envoy: no route -> 404 with the NR flag.
+      stats.noRoute++;
+      res.writeHead(404).end();
+      return;
+    }
+    new ProxyStream(ctx, req, res, route).run();
+  });
+  const admin = cfg.admin ? createAdminServer(cfg, stats, plugin, health) : null;
+  const url = await listen(server, cfg.listener.host, cfg.listener.port);
+  const adminUrl = admin && cfg.admin ? await listen(admin, cfg.admin.host, cfg.admin.port) : null;
+  const close = async () => {
+    for (const h of health.values()) h.stop();
+    plugin?.shutdown();
+    backend.close();
+    server.closeAllConnections();
+    admin?.closeAllConnections();
+    await Promise.all([
+      new Promise<void>((r) => server.close(() => r())),
+      admin ? new Promise<void>((r) => admin.close(() => r())) : Promise.resolve(),
+    ]);
+    agent.destroy();
+  };
+  return { url, adminUrl, stats, vms: plugin?.vms ?? [], plugin, health, close };
+}

@@ -1,0 +1,134 @@
+// Higress Redis calls (higress-abi.md "Higress imports"): redis_init per VM and cluster, tokens
+// 3 (mod 4), replies on the root context with status 0/1, buffer 9 readable only inside the
+// callback, acting on the stream through set_effective_context. Real Redis through
+// RedisClusterClient for the `redis: { url }` mode.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TestHost } from "../../host-test/facade/index.js";
+import { startRedis, type RedisFixture } from "../helpers/redis.js";
+import { buildGuest } from "./guests/build.js";
+
+let higress: string, scripted: string;
+let redis: RedisFixture;
+beforeAll(async () => {
+  [higress, scripted] = await Promise.all([buildGuest("higress-100"), buildGuest("scripted-100")]);
+  redis = await startRedis();
+});
+afterAll(async () => { await redis?.stop(); });
+
+const RC = "outbound|6379||redis.static";
+const clusters = { "outbound|8000||vllm.static": [{ address: "10.0.0.1:8000" }, { address: "10.0.0.2:8000" }] };
+
+describe("recorded redis calls", () => {
+  it("sends the raw RESP query, answers with a 3-mod-4 token on the root context, and continues the stream", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}?db=2`, clusters });
+    const s = h.stream({ headers: { "x-redis-cmd": "INCR k" } });
+    s.sendRequestHeaders(true);
+    expect(s.forwarded).toBeNull();
+    expect(h.redisCalls).toHaveLength(1);
+    const call = h.redisCalls[0];
+    expect(call.cluster).toBe(`${RC}?db=2`);
+    expect(call.text).toBe("*2\r\n$4\r\nINCR\r\n$1\r\nk\r\n");
+    expect(h.logMessages().find((m) => m.startsWith("redis_call"))).toMatch(/status=0 token=\d+ mod4=3/);
+    call.reply(":7\r\n");
+    expect(h.logMessages()).toContain(`redis_reply root=1 token=${h.logMessages().find((m) => m.startsWith("redis_call"))!.match(/token=(\d+)/)![1]} status=0 size=4 reply=:7|`);
+    expect(h.logMessages()).toContain(`effective ctx=${s.contextId} status=0`);
+    expect(s.forwarded?.ended).toBe(true);
+    expect(h.redisCalls).toHaveLength(0);
+  });
+
+  it("tokens are unique across calls", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    for (let i = 0; i < 3; i++) h.stream({ headers: { "x-redis-cmd": "GET k" } }).sendRequestHeaders(true);
+    const tokens = h.logMessages().filter((m) => m.startsWith("redis_call")).map((m) => Number(m.match(/token=(\d+)/)![1]));
+    expect(new Set(tokens).size).toBe(3);
+    expect(tokens.every((t) => t % 4 === 3)).toBe(true);
+  });
+
+  it("fail() is a NetworkError: status 1, size 0", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    h.stream({ headers: { "x-redis-cmd": "GET k" } }).sendRequestHeaders(true);
+    h.redisCalls[0].fail();
+    expect(h.logMessages().find((m) => m.startsWith("redis_reply"))).toMatch(/status=1 size=0 reply=$/);
+  });
+
+  it("a call unanswered within the redis_init timeout ends as NetworkError (manual clock)", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    h.stream({ headers: { "x-redis-cmd": "GET k" } }).sendRequestHeaders(true);
+    h.advance(999);
+    expect(h.logMessages().some((m) => m.startsWith("redis_reply"))).toBe(false);
+    h.advance(1);
+    expect(h.redisHistory[0].timedOut).toBe(true);
+    expect(h.logMessages().find((m) => m.startsWith("redis_reply"))).toMatch(/status=1/);
+  });
+
+  it("a cluster this VM never initialised is refused (BadArgument) and no call is made", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    const s = h.stream({ headers: { "x-redis-cmd": "GET k", "x-redis-cluster": "outbound|6380||other" } });
+    s.sendRequestHeaders(true);
+    expect(h.logMessages()).toContain("redis_call status=2 token=0 mod4=0");
+    expect(h.redisCalls).toHaveLength(0);
+    expect(s.forwarded?.ended).toBe(true);
+  });
+
+  it("redis_init is per VM: each worker VM initialises its own client", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, workers: 2 });
+    expect([...h.backend.redisInits.keys()].sort()).toEqual([`0|${RC}`, `1|${RC}`]);
+  });
+
+  it("the reply after the client aborted is handled without touching the stream", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    const s = h.stream({ headers: { "x-redis-cmd": "GET k" } });
+    s.sendRequestHeaders(true);
+    s.abort();
+    h.redisCalls[0].reply("$-1\r\n");
+    expect(h.logMessages()).toContain(`effective ctx=${s.contextId} status=2`);
+    expect(s.forwarded).toBeNull();
+    expect(h.vms[0].failed).toBe(false);
+  });
+
+  it("the guest can answer locally from the reply callback", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    const s = h.stream({ headers: { "x-redis-cmd": "INCR k", "x-after-redis": "local" } });
+    s.sendRequestHeaders(true);
+    h.redisCalls[0].reply(":100\r\n");
+    expect(s.response.status).toBe(429);
+    expect(s.response.body.toString()).toBe("slow down");
+    expect(s.forwarded).toBeNull();
+  });
+
+  it("buffer 9 is NotFound outside the reply callback", async () => {
+    const h = await TestHost.create({ wasm: scripted, configuration: "tick=10" });
+    h.advance(10);
+    expect(h.logMessages()).toContain("tick 1 root=1 buffer9=1");
+  });
+});
+
+describe("real redis", () => {
+  it("queries reach redis-server and raw replies come back", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redis: { url: redis.url } });
+    try {
+      const a = h.stream({ headers: { "x-redis-cmd": "INCR facade-counter" } });
+      a.sendRequestHeaders(true);
+      await h.redisIdle();
+      const b = h.stream({ headers: { "x-redis-cmd": "INCR facade-counter" } });
+      b.sendRequestHeaders(true);
+      await h.redisIdle();
+      const replies = h.logMessages().filter((m) => m.startsWith("redis_reply")).map((m) => m.split("reply=")[1]);
+      expect(replies).toEqual([":1|", ":2|"]);
+      expect(a.forwarded?.ended && b.forwarded?.ended).toBe(true);
+    } finally {
+      h.close();
+    }
+  });
+
+  it("an unreachable redis is a NetworkError", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redis: { url: "redis://127.0.0.1:1" } });
+    try {
+      h.stream({ headers: { "x-redis-cmd": "GET k" } }).sendRequestHeaders(true);
+      await h.redisIdle();
+      expect(h.logMessages().find((m) => m.startsWith("redis_reply"))).toMatch(/status=1 size=0/);
+    } finally {
+      h.close();
+    }
+  });
+});

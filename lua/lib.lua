@@ -212,3 +212,62 @@ local function pick_least_loaded(k_load, k_cand, rnd)
   end
   return scan_least_loaded(k_load, k_cand, draw)
 end
+
+-- The argument head every acquire-like script shares (acquire.lua's layout, lua/README.md):
+-- KEYS 1..5 (load, leases, lease, cand, seen), ARGV 1..7, the script's own ARGV up to n_at - 1,
+-- ARGV[n_at] = n and then the n candidate hosts. Validates all of it (fail() before any write).
+local function read_acquire_args(script, n_at)
+  local a = { k_load = KEYS[1], k_leases = KEYS[2], k_lease = KEYS[3], k_cand = KEYS[4], k_seen = KEYS[5] }
+  if not a.k_seen then fail(script .. ' needs 5 keys first: load, leases, lease, cand, seen') end
+  a.lease_id = ARGV[1]
+  if a.lease_id == nil or a.lease_id == '' then fail('lease_id must not be empty') end
+  a.cost = int_arg(ARGV[2], 'cost', 1)
+  a.lease_ttl_ms = int_arg(ARGV[3], 'lease_ttl_ms', 1)
+  a.cand_ttl_ms = int_arg(ARGV[4], 'cand_ttl_ms', 1)
+  a.limit = int_arg(ARGV[5], 'limit', 0)
+  a.rnd = int_arg(ARGV[6], 'rnd', 0)
+  a.host_stale_ms = int_arg(ARGV[7], 'host_stale_ms', 0)
+  a.n = int_arg(ARGV[n_at], 'n', 0)
+  if #ARGV ~= n_at + a.n then fail('n = ' .. a.n .. ' but ' .. (#ARGV - n_at) .. ' hosts follow') end
+  a.hosts = {}
+  for i = n_at + 1, n_at + a.n do a.hosts[#a.hosts + 1] = ARGV[i] end
+  a.pool_keys = { a.k_load, a.k_leases, a.k_lease, a.k_seen }
+  -- The pool outlives every lease, candidate set and staleness window by a margin.
+  a.pool_ttl_ms = 2 * math.max(a.lease_ttl_ms, a.cand_ttl_ms, a.host_stale_ms)
+  return a
+end
+
+-- Steps 1-4 of an acquire (lua/README.md): settle expired leases, answer a retried call from the
+-- lease it already wrote, sync or refresh the candidate set, drop stale hosts. Returns the reply
+-- to send as is ({"OK", host, load} or {"NEED_CANDIDATES"}), or nil to go on to the pick.
+local function acquire_prologue(a, now)
+  reconcile_expired(a.k_load, a.k_leases, a.k_lease, now, RECONCILE_BATCH)
+  -- A retried acquire (its first reply was lost) must not count the request twice.
+  local existing = redis.call('HGET', a.k_lease, a.lease_id)
+  if existing then
+    local host = parse_lease(existing)
+    if host then return { 'OK', host, redis.call('ZSCORE', a.k_load, host) or '0' } end
+  end
+  if a.n > 0 then
+    sync_candidates(a.k_load, a.k_cand, a.k_seen, a.hosts, now, a.cand_ttl_ms)
+  elseif redis.call('PEXPIRE', a.k_cand, a.cand_ttl_ms) == 0 then
+    return { 'NEED_CANDIDATES' } -- the set for this fingerprint expired or was never sent
+  end
+  drop_stale_hosts(a.k_load, a.k_cand, a.k_seen, now, a.host_stale_ms)
+  return nil
+end
+
+-- The reply when the pick found no candidate in the pool: with n = 0 the set exists but none of
+-- its hosts is loaded (another gateway dropped them as stale), and resending the list heals it.
+local function no_candidate_reply(a)
+  keep_pool_alive(a.pool_keys, a.pool_ttl_ms)
+  if a.n == 0 then return { 'NEED_CANDIDATES' } end
+  return { 'NO_CANDIDATE' }
+end
+
+-- Writes the request's lease on host and marks the host current.
+local function take_lease(a, host, now)
+  add_lease(a.k_load, a.k_leases, a.k_lease, a.lease_id, host, a.cost, now + a.lease_ttl_ms)
+  redis.call('ZADD', a.k_seen, now, host) -- a host that takes traffic is current
+  keep_pool_alive(a.pool_keys, a.pool_ttl_ms)
+end

@@ -1,33 +1,63 @@
-// endpoint_metrics settings (lb_config keys; Higress's metric_policy, target_metric, rate_limit
-// plus the thresholds Higress hard-codes). Defaults are documented in README ("endpoint_metrics").
+// endpoint_metrics settings (lb_config keys). Higress's metric_policy, target_metric, rate_limit,
+// window_size and window_seconds keep their meaning; every constant Higress hard-codes is a key.
+// Defaults sit next to their validation; the policy's behaviour is described in
+// assembly/metrics_policy/README.md.
 import { ConfigReader } from "./reader";
 
-export const METRICS_KEYS: string[] = ["metric_policy", "target_metric", "rate_limit", "queueThreshold",
-  "kvThreshold", "loraQueueThreshold", "scoring", "queueWeight", "kvWeight", "prefixWeight", "loraWeight",
-  "latencyWeight", "metricsSource", "metricsPath", "metricsCluster", "scrapeIntervalMs", "scrapeTimeoutMs",
-  "staleAfterMs", "stalePolicy", "queueLimit", "kvLimit", "engine"];
+export const METRICS_KEYS: string[] = ["metric_policy", "target_metric", "rate_limit", "window_size", "window_seconds",
+  "rateLimitScope", "queueThreshold", "kvThreshold", "loraQueueThreshold", "loraAdapters", "scoring", "queueWeight",
+  "kvWeight", "prefixWeight", "loraWeight", "latencyWeight", "latencyAlpha", "metricsSource", "metricsPath",
+  "metricsCluster", "scrapeIntervalMs", "scrapeTimeoutMs", "reparseIntervalMs", "inflightRefreshMs", "staleAfterMs",
+  "stalePolicy", "queueLimit", "kvLimit", "engine"];
+
+export const METRIC_POLICY_DEFAULT = "default";
+export const METRIC_POLICY_LEAST = "least";
+export const METRIC_POLICY_MOST = "most";
+export const SCORING_FILTER = "filter";
+export const SCORING_WEIGHTED = "weighted";
+export const SOURCE_HEALTH_CHECK = "health_check";
+export const SOURCE_POLL = "poll";
+export const STALE_SATURATED = "saturated";
+export const STALE_INFLIGHT_ONLY = "inflight_only";
 
 export class MetricsSettings {
-  metricPolicy: string = "default";
+  metricPolicy: string = METRIC_POLICY_DEFAULT;
   targetMetric: string = "";
+  /** Max share of the last `windowSize` picks (within `windowSeconds`) one host may take. */
   rateLimit: f64 = 1.0;
-  /** Filter tree (Higress/GIE): band width divisor for the least-queue filter ... */
+  windowSize: i32 = 100;
+  windowSeconds: i64 = 60;
+  /** "gateway": the pick window is shared by the VMs of one gateway (shared data); "vm": Higress. */
+  rateLimitScope: string = "gateway";
+  /** Low-priority requests (GIE "sheddable") only go to hosts with waiting <= queueThreshold and
+   *  KV <= kvThreshold; with none, they are shed. Higress hard-codes 5 and 0.8. */
   queueThreshold: f64 = 5.0;
   kvThreshold: f64 = 0.8;
+  /** Below this queue length LoRA affinity comes first (Higress hard-codes 50). */
   loraQueueThreshold: f64 = 50.0;
-  scoring: string = "filter";
+  /** Adapter names known in advance (besides those the servers report as running/waiting). */
+  loraAdapters: string[] = [];
+  scoring: string = SCORING_FILTER;
   queueWeight: f64 = 2.0;
   kvWeight: f64 = 2.0;
+  /** Reserved for combining with prefix_cache scores; endpoint_metrics has no prefix signal. */
   prefixWeight: f64 = 3.0;
   loraWeight: f64 = 1.0;
   latencyWeight: f64 = 0.0;
-  source: string = "health_check";
+  /** Weight of a new observation in the per-host latency EWMA. */
+  latencyAlpha: f64 = 0.2;
+  source: string = SOURCE_HEALTH_CHECK;
   path: string = "/metrics";
   cluster: string = "";
   scrapeIntervalMs: i64 = 1000;
   scrapeTimeoutMs: i64 = 500;
+  /** A host's metrics text is looked at (extracted, fingerprinted) at most this often per VM. */
+  reparseIntervalMs: i64 = 200;
+  /** How often the fleet's in-flight counts are read from Redis (inspect.lua). */
+  inflightRefreshMs: i64 = 200;
   staleAfterMs: i64 = 5000;
-  stalePolicy: string = "saturated";
+  stalePolicy: string = STALE_SATURATED;
+  /** Saturation: max(waiting / queueLimit, kv / kvLimit) >= 1 (GIE's saturation detector: 5, 0.8). */
   queueLimit: f64 = 5.0;
   kvLimit: f64 = 0.8;
   engine: string = "auto";
@@ -35,28 +65,38 @@ export class MetricsSettings {
 
 export function parseMetricsSettings(r: ConfigReader): MetricsSettings {
   const s = new MetricsSettings();
-  s.metricPolicy = r.choice("metric_policy", "default", ["default", "least", "most"]);
+  s.metricPolicy = r.choice("metric_policy", METRIC_POLICY_DEFAULT, [METRIC_POLICY_DEFAULT, METRIC_POLICY_LEAST, METRIC_POLICY_MOST]);
   s.targetMetric = r.str("target_metric", "");
-  if (s.metricPolicy != "default" && s.targetMetric.length == 0 && r.has("metric_policy")) {
+  if (s.metricPolicy != METRIC_POLICY_DEFAULT && s.targetMetric.length == 0 && r.has("metric_policy")) {
     r.errors.add(r.key("target_metric") + " is required when metric_policy is " + s.metricPolicy);
   }
   s.rateLimit = r.num("rate_limit", 1.0, 0.0, 1.0);
+  s.windowSize = <i32>r.int("window_size", 100, 1, 10000);
+  s.windowSeconds = r.int("window_seconds", 60, 1, 86400);
+  s.rateLimitScope = r.choice("rateLimitScope", "gateway", ["gateway", "vm"]);
   s.queueThreshold = r.num("queueThreshold", 5.0, 0.0, 1e9);
   s.kvThreshold = r.num("kvThreshold", 0.8, 0.0, 1.0);
   s.loraQueueThreshold = r.num("loraQueueThreshold", 50.0, 0.0, 1e9);
-  s.scoring = r.choice("scoring", "filter", ["filter", "weighted"]);
+  s.loraAdapters = r.strList("loraAdapters");
+  s.scoring = r.choice("scoring", SCORING_FILTER, [SCORING_FILTER, SCORING_WEIGHTED]);
   s.queueWeight = r.num("queueWeight", 2.0, 0.0, 1000.0);
   s.kvWeight = r.num("kvWeight", 2.0, 0.0, 1000.0);
   s.prefixWeight = r.num("prefixWeight", 3.0, 0.0, 1000.0);
   s.loraWeight = r.num("loraWeight", 1.0, 0.0, 1000.0);
   s.latencyWeight = r.num("latencyWeight", 0.0, 0.0, 1000.0);
-  s.source = r.choice("metricsSource", "health_check", ["health_check", "poll"]);
+  s.latencyAlpha = r.num("latencyAlpha", 0.2, 0.001, 1.0);
+  s.source = r.choice("metricsSource", SOURCE_HEALTH_CHECK, [SOURCE_HEALTH_CHECK, SOURCE_POLL]);
   s.path = r.str("metricsPath", "/metrics");
   s.cluster = r.str("metricsCluster", "");
+  if (s.source == SOURCE_POLL && s.cluster.length == 0) {
+    r.errors.add(r.key("metricsCluster") + " is required when metricsSource is poll (an ORIGINAL_DST cluster with use_http_header: true)");
+  }
   s.scrapeIntervalMs = r.int("scrapeIntervalMs", 1000, 50, 3600000);
   s.scrapeTimeoutMs = r.int("scrapeTimeoutMs", 500, 10, 60000);
+  s.reparseIntervalMs = r.int("reparseIntervalMs", 200, 0, 3600000);
+  s.inflightRefreshMs = r.int("inflightRefreshMs", 200, 50, 60000);
   s.staleAfterMs = r.int("staleAfterMs", 5000, 100, 86400000);
-  s.stalePolicy = r.choice("stalePolicy", "saturated", ["saturated", "inflight_only"]);
+  s.stalePolicy = r.choice("stalePolicy", STALE_SATURATED, [STALE_SATURATED, STALE_INFLIGHT_ONLY]);
   s.queueLimit = r.num("queueLimit", 5.0, 0.0, 1e9);
   s.kvLimit = r.num("kvLimit", 0.8, 0.0, 1.0);
   s.engine = r.choice("engine", "auto", ["auto", "vllm", "sglang"]);

@@ -2,7 +2,7 @@
 import { ConfigReader } from "./reader";
 
 export const PREFIX_KEYS: string[] = ["redisKeyTTL", "compat", "orderSensitive", "namespaceByModel",
-  "maxHashBytes", "loadGateAbs", "loadGateRel", "loadGateCap"];
+  "maxHashBytes", "loadGateAbs", "loadGateRel", "loadGateCap", "promptChunkBytes", "maxPrefixLevels"];
 
 export class PrefixSettings {
   keyTtlSeconds: i64 = 1800;
@@ -17,6 +17,10 @@ export class PrefixSettings {
   gateRel: f64 = 1.5;
   /** ... or when its load >= cap (0 = no cap). */
   gateCap: i64 = 0;
+  /** Block size for string `prompt` / Responses `input` (chat blocks are whole user turns). */
+  promptChunkBytes: i64 = 1024;
+  /** Deepest level looked up and written: bounds the Redis work per request (one GET/SET per level). */
+  maxLevels: i64 = 64;
 }
 
 export function parsePrefixSettings(r: ConfigReader): PrefixSettings {
@@ -30,5 +34,7 @@ export function parsePrefixSettings(r: ConfigReader): PrefixSettings {
   s.gateAbs = r.int("loadGateAbs", 8, 0, 1000000);
   s.gateRel = r.num("loadGateRel", 1.5, 1.0, 1000.0);
   s.gateCap = r.int("loadGateCap", 0, 0, 1000000);
+  s.promptChunkBytes = r.int("promptChunkBytes", 1024, 16, 1048576);
+  s.maxLevels = r.int("maxPrefixLevels", 64, 1, 1024);
   return s;
 }

@@ -12,6 +12,8 @@ import { Accounting } from "../lease/accounting";
 import { Policy } from "../policy/policy";
 import { HeaderPolicy } from "../policy/header_policy";
 import { LeastRequestPolicy } from "../policy/least_request";
+import { EndpointMetricsPolicy } from "../policy/endpoint_metrics";
+import { MetricsRuntime } from "../metrics_policy/runtime";
 import { PrefixCachePolicy } from "../policy/prefix_cache";
 import { Xorshift } from "../util/prng";
 import { fnv1a64 } from "../util/fnv";
@@ -35,6 +37,8 @@ export class LbRoot extends RootContext {
   private candidateCaches: Map<string, CandidateCache> = new Map();
   private staticSets: Map<usize, CandidateSet> = new Map();
   private lastSnapshot: HostSnapshot | null = null;
+  /** endpoint_metrics' shared state (scraper, in-flight reads, latency); null when unused. */
+  private metricsRuntime: MetricsRuntime | null = null;
 
   constructor(id: u32) {
     super(id);
@@ -65,6 +69,8 @@ export class LbRoot extends RootContext {
     this.pools.clear();
     this.policies.clear();
     this.staticSets.clear();
+    this.metricsRuntime = null;
+    this.accounting.observer = null;
     let needTick = false;
     const all = cfg.all();
     for (let i = 0; i < all.length; i++) {
@@ -74,7 +80,10 @@ export class LbRoot extends RootContext {
       if (c.usesRedis()) { this.clientFor(c); needTick = true; }
       if (c.staticHosts.length > 0) this.staticSets.set(changetype<usize>(c), makeCandidateSet(c.staticHosts));
     }
-    if (needTick) host.setTickPeriod(TICK_MS);
+    let tickMs: i64 = needTick ? <i64>TICK_MS : 0;
+    const mr = this.metricsRuntime;
+    if (mr !== null && mr.tickPeriodMs() > 0) tickMs = tickMs == 0 ? mr.tickPeriodMs() : min(tickMs, mr.tickPeriodMs());
+    if (tickMs > 0) host.setTickPeriod(<u32>tickMs);
     host.log(host.LogLevel.Info, "configured: " + all.length.toString() + " load-balancing config(s)");
     return true;
   }
@@ -84,8 +93,9 @@ export class LbRoot extends RootContext {
     if (c.policy == POLICY_HEADER) return new HeaderPolicy(c);
     if (c.policy == POLICY_PREFIX_CACHE) return new PrefixCachePolicy(c);
     if (c.policy == POLICY_ENDPOINT_METRICS) {
-      // Until these policies land, they behave as global_least_request (same keys, same leases).
-      return new LeastRequestPolicy(c);
+      let mr = this.metricsRuntime;
+      if (mr === null) { mr = new MetricsRuntime(this.accounting, c.metrics.latencyAlpha); this.metricsRuntime = mr; }
+      return new EndpointMetricsPolicy(c, mr);
     }
     return null;
   }
@@ -143,6 +153,15 @@ export class LbRoot extends RootContext {
     for (let i = 0; i < clients.length; i++) clients[i].sweep(now);
     const pools = this.pools.values();
     for (let i = 0; i < pools.length; i++) this.accounting.tick(pools[i], now);
+    const mr = this.metricsRuntime;
+    if (mr !== null) mr.onTick(now);
+  }
+
+  /** proxy_http_call answers (endpoint_metrics' scrapes); unknown tokens go to the SDK's handler. */
+  onHttpCallResponse(token: u32, headers: u32, bodySize: u32, trailers: u32): void {
+    const mr = this.metricsRuntime;
+    if (mr !== null && mr.onHttpCallResponse(token, bodySize, host.nowMillis())) return;
+    super.onHttpCallResponse(token, headers, bodySize, trailers);
   }
 
   onRedisResponse(token: u32, status: u32, size: u32): void {

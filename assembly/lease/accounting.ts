@@ -5,14 +5,16 @@
 //   expires by its TTL); a failed request adds a short penalty lease to its host;
 // - tick: renew this VM's open leases (so leases stay short while streams may be long) and
 //   reconcile expired leases of every pool (crashed gateways heal even without traffic);
-// - fallback: while Redis is unavailable, per-VM least request over the same candidates.
+// - fallback: while Redis is unavailable, per-VM least request over the same candidates;
+// - acquireHost: a lease on a host the policy already chose (lua/charge.lua), falling back to a
+//   local lease on that same host; an optional observer sees every lease begin and end.
 import { RedisReplyHandler, LuaScript } from "../redis/client";
 import { RespValue } from "../redis/resp";
 import { CandidateSet } from "../lb/candidates";
 import { LocalLeastRequest } from "../lb/local_least";
 import { Lease } from "./lease";
 import { Pool } from "./pool";
-import { ACQUIRE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT, RECONCILE_SCRIPT } from "./scripts";
+import { ACQUIRE_SCRIPT, CHARGE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT, RECONCILE_SCRIPT } from "./scripts";
 import { Verdict } from "../policy/verdict";
 import { LbStream } from "../filter/stream";
 import { Stats } from "../filter/stats";
@@ -36,7 +38,15 @@ export function replyItem(reply: RespValue, i: i32): string {
 
 /** What a policy adds to an acquire: a script with acquire.lua's KEYS/ARGV head (lua/README.md). */
 export class AcquireCall {
-  constructor(public script: LuaScript, public extraKeys: string[], public extraArgs: string[], public defaultReason: string) {}
+  /** fixedHost: the host a charge-type script leases; the fallback then leases it locally too. */
+  constructor(public script: LuaScript, public extraKeys: string[], public extraArgs: string[], public defaultReason: string,
+    public fixedHost: string = "") {}
+}
+
+/** Sees each lease start and end (endpoint_metrics measures per-host latency with it). */
+export abstract class LeaseObserver {
+  abstract onLeased(lease: Lease, now: f64): void;
+  abstract onReleased(lease: Lease, now: f64): void;
 }
 
 class AcquireReply extends RedisReplyHandler {
@@ -62,6 +72,7 @@ export class Accounting {
   readonly local: LocalLeastRequest = new LocalLeastRequest();
   private readonly background: CountingHandler;
   private leaseSeq: u64 = 0;
+  observer: LeaseObserver | null = null;
 
   constructor(public rng: Xorshift, public stats: Stats, public vmTag: string) {
     this.background = new CountingHandler(stats, "release/renew/reconcile");
@@ -77,14 +88,41 @@ export class Accounting {
     return this.acquire(s, c, LEAST_REQUEST_CALL);
   }
 
+  /**
+   * A lease on `h`, chosen by the policy (lua/charge.lua: same keys and accounting as acquire.lua,
+   * no pick). Without Redis configured the lease is local (this VM's counts), with `reason`.
+   */
+  acquireHost(s: LbStream, c: CandidateSet, h: string, reason: string): Verdict {
+    if (s.pool === null) {
+      this.leaseLocally(s, h);
+      s.reason = reason;
+      this.stats.otherPick();
+      return Verdict.Picked;
+    }
+    return this.acquire(s, c, new AcquireCall(CHARGE_SCRIPT, [], [h], reason, h));
+  }
+
   /** Runs `call` (acquire.lua or a script extending it) for the stream; Pending, or the fallback. */
   acquire(s: LbStream, c: CandidateSet, call: AcquireCall): Verdict {
     const pool = s.pool;
     const now = host.nowMillis();
     // evalScript checks readiness itself (and may let this call through as the breaker's probe).
-    if (pool === null) return this.fallback(s, c);
-    if (!this.sendAcquire(s, pool, c, call, pool.mustSendCandidates(c, now), now)) return this.fallback(s, c);
+    if (pool === null) return this.fallback(s, c, call.fixedHost);
+    if (!this.sendAcquire(s, pool, c, call, pool.mustSendCandidates(c, now), now)) return this.fallback(s, c, call.fixedHost);
     return Verdict.Pending;
+  }
+
+  private leaseLocally(s: LbStream, h: string): void {
+    this.local.acquire(h, s.cost);
+    const lease = new Lease("", null, h, s.cost);
+    s.lease = lease;
+    s.pickedHost = h;
+    this.observeLeased(lease);
+  }
+
+  private observeLeased(lease: Lease): void {
+    const o = this.observer;
+    if (o !== null) o.onLeased(lease, host.nowMillis());
   }
 
   private sendAcquire(s: LbStream, pool: Pool, c: CandidateSet, call: AcquireCall, withList: bool, now: f64): bool {
@@ -94,13 +132,11 @@ export class Accounting {
     return pool.redis.evalScript(call.script, keys, args, new AcquireReply(this, s, pool, c, call, withList), now);
   }
 
-  /** Per-VM least request: Redis is down, or answered something unusable. */
-  fallback(s: LbStream, c: CandidateSet): Verdict {
-    const h = this.local.pick(c, this.rng);
+  /** Per-VM least request (or a local lease on `fixedHost`): Redis is down, or answered something unusable. */
+  fallback(s: LbStream, c: CandidateSet, fixedHost: string = ""): Verdict {
+    const h = fixedHost.length > 0 ? fixedHost : this.local.pick(c, this.rng);
     if (h.length == 0) return Verdict.Pass;
-    this.local.acquire(h, s.cost);
-    s.lease = new Lease("", null, h, s.cost);
-    s.pickedHost = h;
+    this.leaseLocally(s, h);
     s.reason = "local_fallback";
     this.stats.fallbackPick();
     return Verdict.Picked;
@@ -120,6 +156,7 @@ export class Accounting {
       const lease = new Lease(s.leaseId, r.pool, replyItem(reply!, 1), s.cost);
       r.pool.active.add(lease.id);
       s.lease = lease;
+      this.observeLeased(lease);
       this.stats.redisPick();
       if (!s.alive()) { this.release(lease, false); return; }
       const reason = replyItem(reply!, 3);
@@ -133,7 +170,7 @@ export class Accounting {
     }
     if (reply !== null && reply.isError()) host.log(host.LogLevel.Warn, "acquire failed: " + reply.str);
     // Network error, timeout, NO_CANDIDATE, a script error: never fail the request for it.
-    const v = this.fallback(s, r.c);
+    const v = this.fallback(s, r.c, r.call.fixedHost);
     if (v == Verdict.Picked) s.resumeWith(s.pickedHost, s.reason, "");
     else s.resumePass();
   }
@@ -142,6 +179,8 @@ export class Accounting {
   release(lease: Lease, failed: bool): void {
     if (lease.released) return;
     lease.released = true;
+    const o = this.observer;
+    if (o !== null) o.onReleased(lease, host.nowMillis());
     const pool = lease.pool;
     if (pool === null) {
       this.local.release(lease.host, lease.cost);

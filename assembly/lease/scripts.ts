@@ -8,4 +8,5 @@ export const RELEASE_SCRIPT = new LuaScript("release", gen.RELEASE_SOURCE, gen.R
 export const RENEW_SCRIPT = new LuaScript("renew", gen.RENEW_SOURCE, gen.RENEW_SHA);
 export const RECONCILE_SCRIPT = new LuaScript("reconcile", gen.RECONCILE_SOURCE, gen.RECONCILE_SHA);
 export const PREFIX_SCRIPT = new LuaScript("prefix", gen.PREFIX_SOURCE, gen.PREFIX_SHA);
+export const CHARGE_SCRIPT = new LuaScript("charge", gen.CHARGE_SOURCE, gen.CHARGE_SHA);
 export const INSPECT_SCRIPT = new LuaScript("inspect", gen.INSPECT_SOURCE, gen.INSPECT_SHA);

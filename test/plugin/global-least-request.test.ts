@@ -1,7 +1,7 @@
 // global_least_request through the host facade with a real Redis: atomic shared picks, release on
 // every ending, leases that heal, shedding with priorities, fail-fast penalties, Redis outages.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import Redis from "ioredis";
+import { Redis } from "ioredis";
 import { startRedis, type RedisFixture } from "../helpers/redis.js";
 import { CLUSTER, advanceWithIo, glrConfig, host, hosts, postChat } from "./harness.js";
 import type { TestHost } from "../../host-test/facade/index.js";

@@ -1,0 +1,46 @@
+// prefix_cache: requests sharing a conversation prefix go to the host that served it (its KV
+// cache likely still holds the prefix), unless that host is overloaded (load gate). The plugin
+// computes the level keys (assembly/prefix/keys.ts) and one atomic script call (lua/prefix.lua)
+// walks the prefix tree, applies the gate, takes the lease and rewrites the path.
+// Failure behaviour: no pool, no body, a truncated or non-JSON body, or a body without usable
+// blocks -> plain least request; Redis unavailable -> Accounting's per-VM fallback.
+import { Policy } from "./policy";
+import { Verdict } from "./verdict";
+import { LbStream } from "../filter/stream";
+import { LbConfig } from "../config/lb_config";
+import { AcquireCall } from "../lease/accounting";
+import { PREFIX_SCRIPT } from "../lease/scripts";
+import { KeyOptions, prefixLevelKeys } from "../prefix/keys";
+
+export class PrefixCachePolicy extends Policy {
+  private readonly keyOptions: KeyOptions = new KeyOptions();
+  /** ARGV 8..11 of prefix.lua: key_ttl_s, gate_abs, gate_rel, gate_cap. */
+  private readonly gateArgs: string[];
+
+  constructor(cfg: LbConfig) {
+    super(cfg);
+    const p = cfg.prefix;
+    this.gateArgs = [p.keyTtlSeconds.toString(), p.gateAbs.toString(), p.gateRel.toString(), p.gateCap.toString()];
+    const o = this.keyOptions;
+    o.compat = p.compat;
+    o.orderSensitive = p.orderSensitive;
+    o.namespaceByModel = p.namespaceByModel;
+    o.maxHashBytes = p.maxHashBytes;
+    o.maxBlocks = <i32>p.maxLevels;
+    o.chunkBytes = <i32>p.promptChunkBytes;
+  }
+
+  decide(s: LbStream): Verdict {
+    const c = s.root.candidatesFor(this.cfg);
+    if (c.size == 0) return Verdict.Pass;
+    const accounting = s.root.accounting;
+    const pool = s.pool;
+    const body = s.body;
+    if (pool === null || body === null) return accounting.acquireLeast(s, c);
+    const json = body.json();
+    if (json === null) return accounting.acquireLeast(s, c);
+    const levels = prefixLevelKeys(json, this.keyOptions, pool.ns);
+    if (levels.keys.length == 0) return accounting.acquireLeast(s, c);
+    return accounting.acquire(s, c, new AcquireCall(PREFIX_SCRIPT, levels.keys, this.gateArgs, "prefix_miss"));
+  }
+}

@@ -1,0 +1,80 @@
+// prefix_cache through the built plugin (host facade + real Redis): a conversation's next turn
+// returns to its host, the keys in Redis are the namespaced or Higress (compat) ones computed
+// independently, and bodies without usable blocks still get a least-request pick.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { Redis } from "ioredis";
+import { startRedis, type RedisFixture } from "../helpers/redis.js";
+import { higressPrefixKeys } from "../helpers/higress-prefix-keys.js";
+import { CLUSTER, host, postChat } from "../plugin/harness.js";
+import type { TestHost } from "../../host-test/facade/index.js";
+
+const NS = `{llmlb:llm:${CLUSTER}}`;
+const DEBUG = "x-llmlb-debug";
+let redis: RedisFixture;
+let client: Redis;
+let h: TestHost | null = null;
+
+function prefixConfig(extra: Record<string, unknown> = {}): object {
+  return { lb_policy: "prefix_cache", lb_config: { serviceFQDN: "redis.static", servicePort: 6379, timeout: 500, debugHeader: DEBUG, ...extra } };
+}
+
+/** Sends one chat request, waits for Redis, answers 200 and returns the host and the debug header. */
+async function turn(t: TestHost, messages: unknown[]): Promise<{ host: string; debug: string }> {
+  const { s } = postChat(t, JSON.stringify({ model: "m", messages }));
+  await t.redisIdle();
+  expect(s.forwarded).not.toBeNull();
+  s.sendResponseHeaders({ ":status": "200" }, true);
+  return { host: s.forwarded!.upstream.address!, debug: s.response.headers[DEBUG] ?? "" };
+}
+
+beforeAll(async () => {
+  redis = await startRedis();
+  client = new Redis(redis.url);
+});
+afterAll(async () => {
+  client.disconnect();
+  await redis.stop().catch(() => {});
+});
+afterEach(async () => {
+  h?.close();
+  h = null;
+  await client.flushall();
+});
+
+const TURN1 = [{ role: "system", content: "You are terse." }, { role: "user", content: "Name a prime." }];
+const TURN2 = [...TURN1, { role: "assistant", content: "7" }, { role: "user", content: "Another?" }];
+
+describe("prefix_cache in the plugin", () => {
+  it("sends the next turn of a conversation to the host that served the previous one", async () => {
+    h = await host({ configuration: prefixConfig(), redis: { url: redis.url } });
+    const first = await turn(h, TURN1);
+    expect(first.debug).toContain("reason=prefix_miss");
+    const keys = higressPrefixKeys({ messages: TURN2 })!;
+    expect(await client.get(`${NS}:p:m:${keys[0]}`)).toBe(first.host);
+    const second = await turn(h, TURN2);
+    expect(second.host).toBe(first.host);
+    expect(second.debug).toContain("reason=prefix_hit");
+    expect(await client.get(`${NS}:p:m:${keys[1]}`)).toBe(first.host);
+  });
+
+  it("compat mode writes Higress's bare keys", async () => {
+    h = await host({ configuration: prefixConfig({ compat: true, redisKeyTTL: 120 }), redis: { url: redis.url } });
+    const first = await turn(h, TURN1);
+    const [level1] = higressPrefixKeys({ messages: TURN1 })!;
+    expect(await client.get(level1)).toBe(first.host);
+    const ttl = await client.ttl(level1);
+    expect(ttl).toBeGreaterThan(100);
+    expect(ttl).toBeLessThanOrEqual(120);
+  });
+
+  it("a body without usable blocks still gets a least-request pick", async () => {
+    h = await host({ configuration: prefixConfig(), redis: { url: redis.url } });
+    const { s } = postChat(h, JSON.stringify({ model: "m", messages: [{ role: "user" }] }));
+    await h.redisIdle();
+    expect(s.forwarded!.upstream.via).toBe("override");
+    const { s: notJson } = postChat(h, "not json at all");
+    await h.redisIdle();
+    expect(notJson.forwarded!.upstream.via).toBe("override");
+    expect((await client.keys("*:p:*")).length).toBe(0);
+  });
+});

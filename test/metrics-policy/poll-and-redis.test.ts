@@ -1,0 +1,99 @@
+// endpoint_metrics with metricsSource: poll (scrapes through an ORIGINAL_DST cluster, recorded
+// http calls answered by the test) and with Redis accounting (lua/charge.lua on a real server).
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { Redis } from "ioredis";
+import type { TestHost } from "../../host-test/facade/index.js";
+import { startRedis, type RedisFixture } from "../helpers/redis.js";
+import { A, B, METRICS_CLUSTER, chat, makeHost, metricsConfig, picked, vllmBody } from "./harness.js";
+
+let h: TestHost | null = null;
+afterEach(() => { h?.close(); h = null; });
+
+const pollConfig = (extra: Record<string, unknown> = {}) =>
+  metricsConfig({ metricsSource: "poll", metricsCluster: METRICS_CLUSTER, scrapeIntervalMs: 1000, staleAfterMs: 3000, ...extra });
+
+describe("metricsSource: poll", () => {
+  it("scrapes each known host with its own call and picks from the answers", async () => {
+    h = await makeHost(pollConfig(), [{ address: A }, { address: B }]);
+    chat(h).complete(); // teaches the plugin the candidates (ticks have no stream)
+    h.advance(1000);
+    const calls = [...h.httpCalls];
+    expect(calls.map((c) => c.header("x-envoy-original-dst-host")).sort()).toEqual([A, B]);
+    for (const c of calls) {
+      expect(c.cluster).toBe(METRICS_CLUSTER);
+      expect(c.header(":path")).toBe("/metrics");
+      expect(c.timeoutMs).toBe(500);
+    }
+    const byHost = (x: string) => calls.find((c) => c.header("x-envoy-original-dst-host") === x)!;
+    byHost(A).respond({ status: 200, body: vllmBody(4) });
+    byHost(B).respond({ status: 200, body: vllmBody(0) });
+    h.advance(200); // past reparseIntervalMs
+    for (let i = 0; i < 3; i++) { const s = chat(h); expect(picked(s)).toBe(B); s.complete(); }
+  });
+
+  it("a slow host does not hold back the others; its report goes stale", async () => {
+    h = await makeHost(pollConfig(), [{ address: A }, { address: B }]);
+    chat(h).complete();
+    h.advance(1000);
+    const first = [...h.httpCalls];
+    first.find((c) => c.header("x-envoy-original-dst-host") === A)!.respond({ status: 200, body: vllmBody(0) });
+    first.find((c) => c.header("x-envoy-original-dst-host") === B)!.respond({ status: 200, body: vllmBody(3) });
+    // From now on B answers; A never does (its calls time out after 500 ms).
+    for (let t = 0; t < 4; t++) {
+      h.advance(1000);
+      const b = h.httpCalls.find((c) => c.header("x-envoy-original-dst-host") === B);
+      expect(b).toBeDefined();
+      b!.respond({ status: 200, body: vllmBody(3) });
+    }
+    h.advance(200);
+    // A's last report is 4 s old (> staleAfterMs 3 s): counted as saturated, so B is picked.
+    for (let i = 0; i < 3; i++) { const s = chat(h); expect(picked(s)).toBe(B); s.complete(); }
+  });
+
+  it("one VM per gateway scrapes a host per interval", async () => {
+    h = await makeHost(pollConfig(), [{ address: A }, { address: B }], { workers: 3 });
+    for (let vm = 0; vm < 3; vm++) chat(h, { vm }).complete();
+    h.advance(1000);
+    const targets = h.httpCalls.map((c) => c.header("x-envoy-original-dst-host")).sort();
+    expect(targets).toEqual([A, B]);
+  });
+});
+
+describe("Redis accounting (charge.lua)", () => {
+  let server: RedisFixture;
+  let redis: Redis;
+  beforeAll(async () => {
+    server = await startRedis();
+    redis = new Redis(server.port, server.host);
+  });
+  afterAll(async () => {
+    redis.disconnect();
+    if (server.owned) await server.stop();
+  });
+
+  it("leases the chosen host in the shared pool and releases it when the stream ends", async () => {
+    h = await makeHost(metricsConfig({ serviceFQDN: "redis.static", servicePort: 6379, keyPrefix: `em${Date.now()}` }),
+      [{ address: A, metrics: vllmBody(0) }, { address: B, metrics: vllmBody(4) }],
+      { redis: { url: `redis://${server.host}:${server.port}` } });
+    const s = chat(h);
+    await h.redisIdle();
+    expect(picked(s)).toBe(A);
+    const keys = await redis.keys("{em*:load");
+    expect(keys.length).toBe(1);
+    expect(Number(await redis.zscore(keys[0], A))).toBe(1);
+    s.sendResponseHeaders({ ":status": "200" }, true);
+    s.complete();
+    await h.redisIdle();
+    expect(Number(await redis.zscore(keys[0], A))).toBe(0);
+  });
+
+  it("falls back to a local lease on the chosen host when Redis is unreachable", async () => {
+    h = await makeHost(metricsConfig({ serviceFQDN: "redis.static", servicePort: 6379 }),
+      [{ address: A, metrics: vllmBody(0) }, { address: B, metrics: vllmBody(4) }],
+      { redis: { url: "redis://127.0.0.1:1" } });
+    const s = chat(h);
+    await h.redisIdle();
+    expect(picked(s)).toBe(A);
+    expect(s.overrideHost.honoured).toBe(true);
+  });
+});

@@ -164,6 +164,12 @@ export class LbRoot extends RootContext {
     super.onHttpCallResponse(token, headers, bodySize, trailers);
   }
 
+  /** Upstream response headers arrived for a request this plugin placed on `address`. */
+  onFirstByte(address: string, ms: f64): void {
+    const mr = this.metricsRuntime;
+    if (mr !== null) mr.latency.observeFirstByte(address, ms);
+  }
+
   onRedisResponse(token: u32, status: u32, size: u32): void {
     const now = host.nowMillis();
     const clients = this.clients.values();

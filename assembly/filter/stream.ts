@@ -45,6 +45,8 @@ export class LbStream extends Context {
   reason: string = "";
   load: string = "";
   responseStatus: i32 = 0;
+  /** When the pick was applied (ms), for time-to-first-byte observations. */
+  private pickedAtMs: f64 = 0;
   private phase: Phase = Phase.Idle;
   private held: bool = false;
   private ended: bool = false;
@@ -164,6 +166,7 @@ export class LbStream extends Context {
       host.setProperty(["clear_route_cache"], "off");
       host.replaceHeader(host.MapType.RequestHeaders, cfg.destinationHeader, h);
     }
+    this.pickedAtMs = host.nowMillis();
     const st = host.setUpstreamOverrideHost(h);
     if (st != host.Status.Ok) {
       this.root.stats.overrideRefusedOne();
@@ -224,6 +227,7 @@ export class LbStream extends Context {
   onResponseHeaders(_n: u32, _endOfStream: bool): FilterHeadersStatusValues {
     const s = host.getHeader(host.MapType.ResponseHeaders, ":status");
     if (s !== null) this.responseStatus = I32.parseInt(s);
+    if (this.pickedHost.length > 0 && this.pickedAtMs > 0) this.root.onFirstByte(this.pickedHost, host.nowMillis() - this.pickedAtMs);
     const cfg = this.cfg;
     if (cfg !== null && cfg.debugHeader.length > 0 && this.pickedHost.length > 0) {
       host.replaceHeader(host.MapType.ResponseHeaders, cfg.debugHeader,

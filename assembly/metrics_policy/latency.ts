@@ -1,22 +1,37 @@
-// Per-host latency estimate (exponentially weighted moving average, per VM) for the weighted
-// scorer's latency term. Fed with the total time of each request that ran on the host (lease
-// taken -> lease released), which is what the plugin can observe without hooking response
-// headers. Failure behaviour: none; hosts never observed read NaN ("unknown").
+// Per-host latency estimates (exponentially weighted moving averages, per VM) for the weighted
+// scorer's latency term: time to first byte (decision -> upstream response headers, what queueing
+// and prefill cost) and total time (lease taken -> lease released). The scorer reads TTFT when a
+// host has one, else the total. Failure behaviour: none; hosts never observed read NaN ("unknown").
 
 export class LatencyTracker {
   private ewma: Map<string, f64> = new Map();
+  private ttft: Map<string, f64> = new Map();
   private started: Map<usize, f64> = new Map();
 
   constructor(public alpha: f64) {}
 
+  /** TTFT EWMA when known, else total-time EWMA, else NaN. */
   latencyMs(address: string): f64 {
+    if (this.ttft.has(address)) return this.ttft.get(address);
+    return this.totalMs(address);
+  }
+
+  totalMs(address: string): f64 {
     return this.ewma.has(address) ? this.ewma.get(address) : NaN;
   }
 
   observe(address: string, ms: f64): void {
+    this.update(this.ewma, address, ms);
+  }
+
+  observeFirstByte(address: string, ms: f64): void {
+    this.update(this.ttft, address, ms);
+  }
+
+  private update(m: Map<string, f64>, address: string, ms: f64): void {
     if (!(ms >= 0)) return;
-    const old = this.latencyMs(address);
-    this.ewma.set(address, isNaN(old) ? ms : old + this.alpha * (ms - old));
+    const old = m.has(address) ? m.get(address) : NaN;
+    m.set(address, isNaN(old) ? ms : old + this.alpha * (ms - old));
   }
 
   /** Remembers when a request (keyed by an object address, e.g. its lease) started. */

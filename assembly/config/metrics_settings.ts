@@ -8,7 +8,7 @@ export const METRICS_KEYS: string[] = ["metric_policy", "target_metric", "rate_l
   "rateLimitScope", "queueThreshold", "kvThreshold", "loraQueueThreshold", "loraAdapters", "scoring", "queueWeight",
   "kvWeight", "prefixWeight", "loraWeight", "latencyWeight", "latencyAlpha", "metricsSource", "metricsPath",
   "metricsCluster", "scrapeIntervalMs", "scrapeTimeoutMs", "reparseIntervalMs", "inflightRefreshMs", "staleAfterMs",
-  "stalePolicy", "queueLimit", "kvLimit", "engine"];
+  "stalePolicy", "queueLimit", "kvLimit", "engine", "shedWhenSaturated"];
 
 export const METRIC_POLICY_DEFAULT = "default";
 export const METRIC_POLICY_LEAST = "least";
@@ -60,6 +60,10 @@ export class MetricsSettings {
   /** Saturation: max(waiting / queueLimit, kv / kvLimit) >= 1 (GIE's saturation detector: 5, 0.8). */
   queueLimit: f64 = 5.0;
   kvLimit: f64 = 0.8;
+  /** Who is shed when every host is saturated: "low" (GIE: only sheddable requests; the default,
+   *  so configurations migrated from Higress, which never sheds, keep serving normal traffic),
+   *  "normal" (normal and low), "never". High priority is never shed. */
+  shedWhenSaturated: string = "low";
   engine: string = "auto";
 }
 
@@ -99,6 +103,7 @@ export function parseMetricsSettings(r: ConfigReader): MetricsSettings {
   s.stalePolicy = r.choice("stalePolicy", STALE_SATURATED, [STALE_SATURATED, STALE_INFLIGHT_ONLY]);
   s.queueLimit = r.num("queueLimit", 5.0, 0.0, 1e9);
   s.kvLimit = r.num("kvLimit", 0.8, 0.0, 1.0);
+  s.shedWhenSaturated = r.choice("shedWhenSaturated", "low", ["low", "normal", "never"]);
   s.engine = r.choice("engine", "auto", ["auto", "vllm", "sglang"]);
   return s;
 }

@@ -28,6 +28,12 @@ import { MetricsRuntime, ScrapeTarget } from "../metrics_policy/runtime";
 import { adapterOf } from "../metrics_policy/adapter";
 import * as host from "../host/calls";
 
+/** Every host is saturated: is a request of this priority shed (else placed on the least bad)? */
+function mustShed(priority: i32, mode: string): bool {
+  if (priority == PRIORITY_HIGH || mode == "never") return false;
+  return mode == "normal" || priority == PRIORITY_LOW;
+}
+
 export class EndpointMetricsPolicy extends Policy {
   readonly cache: MetricsCache;
   readonly picks: SharedPicks;
@@ -57,7 +63,7 @@ export class EndpointMetricsPolicy extends Policy {
     const fraction = s.priority == PRIORITY_LOW ? this.cfg.lowPriorityFraction : 1.0;
     let pool = unsaturated(views, settings, fraction);
     if (pool.length == 0) {
-      if (s.priority != PRIORITY_HIGH) {
+      if (mustShed(s.priority, settings.shedWhenSaturated)) {
         s.shed("saturated");
         return Verdict.Rejected;
       }

@@ -46,8 +46,20 @@ describe("endpoint_metrics from health-check bodies", () => {
     expect(hosts.filter((x) => x === B).length).toBeGreaterThanOrEqual(3);
   });
 
-  it("sheds when every host is saturated; high priority bypasses, low is shed earlier", async () => {
-    h = await makeHost(metricsConfig({ queueLimit: 8, lowPriorityFraction: 0.5 }), [
+  it("by default only low priority is shed when every host is saturated (Higress never sheds)", async () => {
+    h = await makeHost(metricsConfig({ queueLimit: 8 }), [
+      { address: A, metrics: vllmBody(9) },
+      { address: B, metrics: vllmBody(12) },
+    ]);
+    const normal = chat(h);
+    expect(normal.localResponse).toBeNull();
+    expect(picked(normal)).toBe(A); // the least loaded of the saturated hosts
+    const low = chat(h, { headers: { "x-llm-priority": "low" } });
+    expect(low.localResponse?.status).toBe(429);
+  });
+
+  it("shedWhenSaturated normal: sheds when every host is saturated; high priority bypasses, low is shed earlier", async () => {
+    h = await makeHost(metricsConfig({ queueLimit: 8, lowPriorityFraction: 0.5, shedWhenSaturated: "normal" }), [
       { address: A, metrics: vllmBody(9) },
       { address: B, metrics: vllmBody(12) },
     ]);

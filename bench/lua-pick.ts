@@ -97,7 +97,7 @@ export async function runLuaPickBench(acquires = 2000): Promise<LuaPickRow[]> {
   return rows;
 }
 
-function printTable(rows: LuaPickRow[]): void {
+export function printLuaPickTable(rows: LuaPickRow[]): void {
   console.log("| hosts | design | acquires | mean us (1 conn) | p99 us | acquires/s (16 conns) | Redis calls/acquire |");
   console.log("|---:|---|---:|---:|---:|---:|---:|");
   for (const r of rows) {
@@ -107,5 +107,5 @@ function printTable(rows: LuaPickRow[]): void {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const acquires = Number(process.argv[2] ?? 2000);
-  printTable(await runLuaPickBench(acquires));
+  printLuaPickTable(await runLuaPickBench(acquires));
 }

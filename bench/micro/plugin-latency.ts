@@ -1,0 +1,74 @@
+// Added latency per request: the same requests through two local gateways in front of the same
+// simulated pods, one with the plugin (global_least_request, Redis) and one without it (Envoy round
+// robin), interleaved one by one so machine noise hits both alike. Upstream work is made tiny
+// (tiny profile, 1 output token, time scale 1000) so the difference is the plugin: filter
+// callbacks, body buffering, one Redis round trip (EVALSHA) and the release. Also reports the
+// prefix_cache plugin the same way. Run: npm run bench -- plugin-latency
+import http from "node:http";
+import { startRedis } from "../../host-test/redis-server.js";
+import { startSimFleet } from "../../host-test/sim/fleet.js";
+import { localGatewayConfig, redisLbConfig } from "../../host-test/local-stack.js";
+import { startGateway, type Gateway } from "../../host-test/gateway/server.js";
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+
+function post(url: string, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    const req = http.request(`${url}/v1/chat/completions`, { method: "POST", agent, headers: { "content-type": "application/json" } }, (res) => {
+      res.resume();
+      res.on("end", () => (res.statusCode === 200 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`status ${res.statusCode}`))));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+const pct = (xs: number[], p: number) => { const s = xs.slice().sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p * s.length))]; };
+
+export interface LatencyRow { setup: string; p50: number; p99: number; addedP50: number; addedP99: number }
+
+export async function runPluginLatency(requests = 600): Promise<LatencyRow[]> {
+  const redis = await startRedis();
+  const fleet = await startSimFleet(4, { profile: "tiny", timeScale: 1000 });
+  const endpoints = fleet.pods.map((p) => `${p.host}:${p.port}`);
+  const gateways: Record<string, Gateway> = {};
+  const setups: Array<[string, Record<string, unknown> | null]> = [
+    ["no plugin (Envoy round robin)", null],
+    ["global_least_request", { lb_policy: "global_least_request", lb_config: redisLbConfig(redis.port) }],
+    ["prefix_cache", { lb_policy: "prefix_cache", lb_config: redisLbConfig(redis.port) }],
+  ];
+  try {
+    for (const [name, plugin] of setups) {
+      gateways[name] = await startGateway(localGatewayConfig({ endpoints, redisPort: redis.port, plugin, workers: 2, adminPort: null, logLevel: "warn" }));
+    }
+    const body = JSON.stringify({ model: "sim-tiny", messages: [{ role: "system", content: "be brief ".repeat(40) }, { role: "user", content: "hi" }], max_tokens: 1 });
+    const samples: Record<string, number[]> = Object.fromEntries(setups.map(([n]) => [n, []]));
+    for (let i = 0; i < requests + 50; i++) {
+      for (const [name] of setups) {
+        const ms = await post(gateways[name].url, body);
+        if (i >= 50) samples[name].push(ms); // the first 50 warm up JIT, connections and script caches
+      }
+    }
+    const base = samples[setups[0][0]];
+    return setups.map(([name]) => {
+      const s = samples[name];
+      return { setup: name, p50: pct(s, 0.5), p99: pct(s, 0.99), addedP50: pct(s, 0.5) - pct(base, 0.5), addedP99: pct(s, 0.99) - pct(base, 0.99) };
+    });
+  } finally {
+    for (const g of Object.values(gateways)) await g.close();
+    await fleet.close();
+    await redis.stop();
+    agent.destroy();
+  }
+}
+
+export function latencyTable(rows: LatencyRow[]): string {
+  const f = (x: number) => x.toFixed(2);
+  return ["| gateway | p50 ms | p99 ms | added p50 ms | added p99 ms |", "|---|---|---|---|---|",
+    ...rows.map((r) => `| ${r.setup} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.addedP50)} | ${f(r.addedP99)} |`)].join("\n");
+}
+
+if (process.argv[1]?.endsWith("plugin-latency.ts")) {
+  console.log(latencyTable(await runPluginLatency(Number(process.argv[2] ?? 600))));
+}

@@ -1,0 +1,128 @@
+// The omniscient central picker: the upper bound a router could reach. It sees what no real
+// gateway can: each simulated engine's true running/waiting counts, its KV pool's prefix cache
+// (the simulator's own block hashes) and free blocks, plus every request it has routed whose first
+// token has not come back (their blocks will be cached soon: counting them avoids herding the
+// followers of a new prefix onto other pods). Per pod it estimates
+//   prefill wait  = (routed-but-unstarted prefill + this request's uncached tokens) at the
+//                   profile's prefill rate, plus one step base per batch-budget chunk;
+//   seat/KV wait  = when the batch is full or the free blocks are short, half this request's
+//                   decode length in steps per request ahead;
+//   decode cost   = the per-token slowdown of sharing the batch, over this request's output;
+// and picks the smallest sum (ties: fewer running, then lower index).
+// Failure behaviour: never throws; a body it cannot read is scored as a 1-token prompt.
+import type { SimPod } from "../host-test/sim/server.js";
+import { extendBlockHashes } from "../host-test/sim/kv.js";
+import { chatToPrompt, tokenize, type ChatMessage } from "../host-test/sim/tokenizer.js";
+import type { Pick, Picker } from "./picker-proxy.js";
+
+interface Ticket {
+  hashes: number[];
+  uncached: number;
+  blocks: number;
+  started: boolean;
+}
+
+function promptTokens(body: unknown): string[] {
+  if (typeof body !== "object" || body === null) return ["?"];
+  const b = body as { messages?: unknown; prompt?: unknown };
+  if (Array.isArray(b.messages)) return tokenize(chatToPrompt(b.messages as ChatMessage[]));
+  if (typeof b.prompt === "string") return tokenize(b.prompt);
+  return ["?"];
+}
+
+function maxTokensOf(body: unknown): number {
+  const b = (body ?? {}) as { max_tokens?: unknown; max_completion_tokens?: unknown };
+  const v = b.max_completion_tokens ?? b.max_tokens;
+  return typeof v === "number" && v > 0 ? v : 1;
+}
+
+export class OmniscientPicker implements Picker {
+  private readonly pendingPrefill: number[];
+  private readonly pendingBlocks: number[];
+  private readonly pendingHashes: Array<Map<number, number>>;
+
+  constructor(private readonly pods: readonly SimPod[]) {
+    this.pendingPrefill = pods.map(() => 0);
+    this.pendingBlocks = pods.map(() => 0);
+    this.pendingHashes = pods.map(() => new Map());
+  }
+
+  pick(body: unknown): Pick {
+    const tokens = promptTokens(body);
+    const maxTokens = maxTokensOf(body);
+    const blockSize = this.pods[0].engine.profile.blockSize;
+    const hashes = extendBlockHashes([], tokens, blockSize, 0);
+    const reusable = Math.floor((tokens.length - 1) / blockSize); // vLLM caps the hit at prompt - 1
+    let best = 0;
+    let bestScore = Infinity;
+    let bestRunning = Infinity;
+    let bestTicket: Ticket | null = null;
+    for (let i = 0; i < this.pods.length; i++) {
+      const hitBlocks = Math.max(this.cachedBlocks(i, hashes, reusable), this.pendingChain(i, hashes, reusable));
+      const uncached = tokens.length - hitBlocks * blockSize;
+      const blocks = Math.ceil((tokens.length + maxTokens) / blockSize) - hitBlocks;
+      const { score, running } = this.estimate(i, uncached, blocks, maxTokens);
+      if (score < bestScore || (score === bestScore && running < bestRunning)) {
+        best = i;
+        bestScore = score;
+        bestRunning = running;
+        bestTicket = { hashes: hashes.slice(0, reusable), uncached, blocks, started: false };
+      }
+    }
+    const ticket = bestTicket!;
+    this.pendingPrefill[best] += ticket.uncached;
+    this.pendingBlocks[best] += ticket.blocks;
+    const pending = this.pendingHashes[best];
+    for (const h of ticket.hashes) pending.set(h, (pending.get(h) ?? 0) + 1);
+    return { pod: best, ticket };
+  }
+
+  onFirstByte(pick: Pick): void {
+    this.settle(pick);
+  }
+
+  onEnd(pick: Pick): void {
+    this.settle(pick);
+  }
+
+  /** From the first token on, the engine's own state (cache, running, KV usage) shows the request. */
+  private settle(pick: Pick): void {
+    const t = pick.ticket as Ticket;
+    if (t.started) return;
+    t.started = true;
+    this.pendingPrefill[pick.pod] -= t.uncached;
+    this.pendingBlocks[pick.pod] -= t.blocks;
+    const pending = this.pendingHashes[pick.pod];
+    for (const h of t.hashes) {
+      const n = (pending.get(h) ?? 1) - 1;
+      if (n <= 0) pending.delete(h);
+      else pending.set(h, n);
+    }
+  }
+
+  private cachedBlocks(pod: number, hashes: number[], limit: number): number {
+    return this.pods[pod].engine.pool.findCachedPrefix(hashes, limit).length;
+  }
+
+  private pendingChain(pod: number, hashes: number[], limit: number): number {
+    const pending = this.pendingHashes[pod];
+    let n = 0;
+    while (n < limit && pending.has(hashes[n])) n++;
+    return n;
+  }
+
+  private estimate(pod: number, uncached: number, blocks: number, maxTokens: number): { score: number; running: number } {
+    const engine = this.pods[pod].engine;
+    const p = engine.profile;
+    const running = engine.numRunning() + engine.numWaiting();
+    const prefillTokens = this.pendingPrefill[pod] + uncached;
+    const prefillWait = prefillTokens * p.prefillMsPerToken + p.stepBaseMs * Math.ceil(prefillTokens / p.maxNumBatchedTokens);
+    const stepMs = p.stepBaseMs + p.decodeMsPerSeq * Math.min(running, p.maxNumSeqs);
+    const ahead = Math.max(0, running - p.maxNumSeqs + 1);
+    const freeBlocks = engine.pool.numFreeBlocks() - this.pendingBlocks[pod];
+    const kvShort = blocks > freeBlocks ? 1 + engine.numWaiting() : 0;
+    const waitForRoom = (ahead + kvShort) * (maxTokens / 2) * stepMs;
+    const decodeCost = p.decodeMsPerSeq * running * maxTokens;
+    return { score: prefillWait + waitForRoom + decodeCost, running };
+  }
+}

@@ -1,0 +1,68 @@
+// The routing policies a scenario compares. Gateway policies run through the real local gateway
+// (host-test/gateway), the baselines with the plugin off (the cluster's own Envoy load balancer)
+// and ours with the plugin on; proxy policies run through bench/picker-proxy.ts (no gateway):
+// the omniscient bound, and a plain round robin to measure the gateway's own overhead.
+// Plugin configurations use the keys of assembly/config/lb_config.ts and prefix/metrics settings.
+import type { LbPolicy } from "../host-test/gateway/local-lb.js";
+
+export type PolicyName =
+  | "round_robin" | "random" | "least_request" | "prefix_affinity"
+  | "global_least_request" | "global_least_tokens" | "prefix_cache" | "endpoint_metrics"
+  | "omniscient" | "direct_round_robin";
+
+export interface GatewayPolicy {
+  kind: "gateway";
+  description: string;
+  /** The cluster's own load balancer (used when the plugin does not pick). */
+  clusterLb: LbPolicy;
+  /** Plugin configuration (Higress WasmPlugin `config`), null = plugin off. */
+  plugin: ((redisPort: number) => Record<string, unknown>) | null;
+  needsRedis: boolean;
+  /** Active health checks on /metrics: how endpoint_metrics receives the engines' metrics. */
+  metricsHealthCheck: boolean;
+}
+
+export interface ProxyPolicy {
+  kind: "proxy";
+  description: string;
+  picker: "round_robin" | "omniscient";
+}
+
+export type PolicySpec = GatewayPolicy | ProxyPolicy;
+
+const redis = (port: number) => ({ serviceFQDN: "redis.static", servicePort: port, timeout: 1000 });
+
+// Load gate far above any load the benchmarks reach: pure prefix affinity, like Higress's plugin.
+const GATE_DISABLED = { loadGateAbs: 1_000_000, loadGateRel: 1000, loadGateCap: 0 };
+
+export const POLICIES: Readonly<Record<PolicyName, PolicySpec>> = {
+  round_robin: { kind: "gateway", description: "Envoy round robin (plugin off)", clusterLb: "round_robin", plugin: null, needsRedis: false, metricsHealthCheck: false },
+  random: { kind: "gateway", description: "Envoy random (plugin off)", clusterLb: "random", plugin: null, needsRedis: false, metricsHealthCheck: false },
+  least_request: { kind: "gateway", description: "Envoy least request, per gateway (plugin off)", clusterLb: "least_request", plugin: null, needsRedis: false, metricsHealthCheck: false },
+  prefix_affinity: {
+    kind: "gateway", description: "pure prefix affinity, Higress-equivalent (prefix_cache, gate off)", clusterLb: "round_robin",
+    plugin: (port) => ({ lb_policy: "prefix_cache", lb_config: { ...redis(port), ...GATE_DISABLED } }), needsRedis: true, metricsHealthCheck: false,
+  },
+  global_least_request: {
+    kind: "gateway", description: "ours: global least request (Redis)", clusterLb: "round_robin",
+    plugin: (port) => ({ lb_policy: "global_least_request", lb_config: redis(port) }), needsRedis: true, metricsHealthCheck: false,
+  },
+  global_least_tokens: {
+    kind: "gateway", description: "ours: global least in-flight tokens (Redis, costMode tokens; Galileo-like)", clusterLb: "round_robin",
+    plugin: (port) => ({ lb_policy: "global_least_request", lb_config: { ...redis(port), costMode: "tokens" } }), needsRedis: true, metricsHealthCheck: false,
+  },
+  prefix_cache: {
+    kind: "gateway", description: "ours: prefix cache with load gate (Redis)", clusterLb: "round_robin",
+    plugin: (port) => ({ lb_policy: "prefix_cache", lb_config: redis(port) }), needsRedis: true, metricsHealthCheck: false,
+  },
+  endpoint_metrics: {
+    kind: "gateway", description: "ours: endpoint metrics (/metrics health checks + Redis in-flight)", clusterLb: "round_robin",
+    plugin: (port) => ({ lb_policy: "endpoint_metrics", lb_config: { ...redis(port), metricsSource: "health_check" } }), needsRedis: true, metricsHealthCheck: true,
+  },
+  omniscient: { kind: "proxy", description: "omniscient central picker (true queues + prefix caches): the bound", picker: "omniscient" },
+  direct_round_robin: { kind: "proxy", description: "round robin without the gateway (bench proxy)", picker: "round_robin" },
+};
+
+export function isPolicyName(name: string): name is PolicyName {
+  return Object.hasOwn(POLICIES, name);
+}

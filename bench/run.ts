@@ -1,0 +1,86 @@
+// CLI: `npm run bench -- <scenario> [options]`, `npm run bench -- --list`, `npm run bench:smoke`.
+// Options: --seed N, --time-scale K (simulated ms per wall ms), --policies a,b,c,
+// --concurrency N (closed-loop scenarios), --gateways N, --out DIR (default bench/out),
+// --quiet (no progress line), --check (exit 1 if a policy was skipped or a request failed; on by
+// default for smoke, which CI runs). Custom scenarios get the remaining arguments.
+// Builds the plugin first when build/ai-load-balancer.wasm is missing. Prints the Markdown table
+// and writes JSON + Markdown + SVG charts under the output directory.
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { WASM_PATH } from "./gateway-config.js";
+import { isPolicyName, POLICIES, type PolicyName } from "./policies.js";
+import { checkProblems, markdownTable, writeReport } from "./report.js";
+import { runLoadScenario, type RunOverrides } from "./run-scenario.js";
+import { findScenario, SCENARIOS } from "./scenarios/index.js";
+import { REPO_ROOT } from "./topology.js";
+
+interface Cli { scenario: string | null; list: boolean; check: boolean; out: string; overrides: RunOverrides; rest: string[] }
+
+function parseArgs(argv: string[]): Cli {
+  const cli: Cli = { scenario: null, list: false, check: false, out: path.join(REPO_ROOT, "bench", "out"), overrides: {}, rest: [] };
+  const num = (flag: string, v: string | undefined) => {
+    const n = Number(v);
+    if (v === undefined || !Number.isFinite(n) || n <= 0) throw new Error(`${flag} needs a positive number, got ${v}`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--list") cli.list = true;
+    else if (a === "--check") cli.check = true;
+    else if (a === "--quiet") cli.overrides.quiet = true;
+    else if (a === "--seed") cli.overrides.seed = num(a, argv[++i]);
+    else if (a === "--time-scale") cli.overrides.timeScale = num(a, argv[++i]);
+    else if (a === "--concurrency") cli.overrides.concurrency = num(a, argv[++i]);
+    else if (a === "--gateways") cli.overrides.gateways = num(a, argv[++i]);
+    else if (a === "--out") cli.out = path.resolve(argv[++i] ?? ".");
+    else if (a === "--policies") {
+      const names = (argv[++i] ?? "").split(",").filter((n) => n.length > 0);
+      const unknown = names.filter((n) => !isPolicyName(n));
+      if (unknown.length > 0) throw new Error(`unknown policies: ${unknown.join(", ")}; known: ${Object.keys(POLICIES).join(", ")}`);
+      cli.overrides.policies = names as PolicyName[];
+    } else if (cli.scenario === null && !a.startsWith("--")) cli.scenario = a;
+    else cli.rest.push(a);
+  }
+  return cli;
+}
+
+function listScenarios(): void {
+  for (const s of SCENARIOS) console.log(`${s.name.padEnd(16)} ${s.description}`);
+}
+
+function ensurePluginBuilt(): void {
+  if (fs.existsSync(path.join(REPO_ROOT, WASM_PATH))) return;
+  process.stderr.write(`${WASM_PATH} missing: building the plugin (npm run build)\n`);
+  execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: REPO_ROOT, stdio: "inherit" });
+}
+
+async function main(): Promise<number> {
+  const cli = parseArgs(process.argv.slice(2));
+  if (cli.list || cli.scenario === null) {
+    listScenarios();
+    return cli.list ? 0 : 2;
+  }
+  const scenario = findScenario(cli.scenario);
+  if (!scenario) {
+    console.error(`unknown scenario "${cli.scenario}"; --list shows them`);
+    return 2;
+  }
+  if (scenario.kind === "custom") {
+    await scenario.run(cli.rest);
+    return 0;
+  }
+  ensurePluginBuilt();
+  const report = await runLoadScenario(scenario, cli.overrides);
+  const written = writeReport(report, cli.out);
+  console.log(markdownTable(report));
+  console.log(`report: ${path.relative(process.cwd(), written.dir)}/ (${written.files.map((f) => path.basename(f)).join(", ")})`);
+  const problems = cli.check || scenario.name === "smoke" ? checkProblems(report) : [];
+  for (const p of problems) console.error(`check failed: ${p}`);
+  return problems.length > 0 ? 1 : 0;
+}
+
+main().then((code) => process.exit(code), (e: unknown) => {
+  console.error(`bench: ${(e as Error).stack ?? String(e)}`);
+  process.exit(1);
+});

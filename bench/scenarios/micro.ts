@@ -1,0 +1,47 @@
+// Micro-benchmarks with their own main: `lua-pick` (acquire.lua vs a per-host HASH scan, real
+// redis-server; bench/lua-pick.ts), `hash-cost` / `parse-cost` (the plugin's pure code timed inside
+// Wasm; bench/micro/costs.ts) and `plugin-latency` (latency the plugin adds through the gateway;
+// bench/micro/plugin-latency.ts). Loaded lazily: the compiler and Redis start only when asked.
+import type { CustomScenario } from "./types.js";
+
+function positiveInt(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!(Number.isInteger(n) && n > 0)) throw new Error(`${name}: expected a positive integer, got ${raw}`);
+  return n;
+}
+
+export const luaPick: CustomScenario = {
+  kind: "custom",
+  name: "lua-pick",
+  description: "acquire.lua vs a per-host HASH scan at 10 / 100 / 1000 hosts (args: [acquires per size, default 2000]).",
+  async run(args) {
+    const { printLuaPickTable, runLuaPickBench } = await import("../lua-pick.js");
+    printLuaPickTable(await runLuaPickBench(positiveInt("lua-pick", args[0], 2000)));
+  },
+};
+
+function costScenario(name: "hash-cost" | "parse-cost", what: string): CustomScenario {
+  return {
+    kind: "custom",
+    name,
+    description: what,
+    async run() {
+      const { costTable, runCosts } = await import("../micro/costs.js");
+      console.log(costTable(await runCosts(name)));
+    },
+  };
+}
+
+export const hashCost = costScenario("hash-cost", "prefix hashing cost per request body inside Wasm (1 KB / 16 KB / 128 KB chats).");
+export const parseCost = costScenario("parse-cost", "request JSON and /metrics parsing cost inside Wasm.");
+
+export const pluginLatency: CustomScenario = {
+  kind: "custom",
+  name: "plugin-latency",
+  description: "latency the plugin adds per request through the gateway, plugin on vs off (args: [requests, default 600]).",
+  async run(args) {
+    const { latencyTable, runPluginLatency } = await import("../micro/plugin-latency.js");
+    console.log(latencyTable(await runPluginLatency(positiveInt("plugin-latency", args[0], 600))));
+  },
+};

@@ -38,6 +38,15 @@ describe("Higress configurations", () => {
     expect(c.prefix.keyTtlSeconds).toBe(60);
   });
 
+  it("prefix blocks: per message by default, Higress's user-turn blocks in compat mode", () => {
+    const own = parsePluginConfig(`{"lb_policy":"prefix_cache","lb_config":{"serviceFQDN":"r","servicePort":1}}`).config!.defaultConfig!;
+    expect(own.prefix.blockBoundary).toBe("message");
+    const compat = parsePluginConfig(`{"lb_policy":"prefix_cache","lb_config":{"serviceFQDN":"r","servicePort":1,"compat":true}}`).config!.defaultConfig!;
+    expect(compat.prefix.blockBoundary).toBe("user");
+    expect(error(`{"lb_policy":"prefix_cache","lb_config":{"serviceFQDN":"r","servicePort":1,"compat":true,"blockBoundary":"message"}}`))
+      .toBe("lb_config.blockBoundary must be user when compat is true (Higress closes blocks at user messages only)");
+  });
+
   it("maps the old endpoint_metrics names", () => {
     const a = parsePluginConfig(`{"lb_policy":"least_busy"}`).config!.defaultConfig!;
     const b = parsePluginConfig(`{"lb_policy":"metrics_based","lb_config":{"metric_policy":"least","target_metric":"vllm:num_requests_waiting","rate_limit":0.6}}`).config!.defaultConfig!;

@@ -115,6 +115,37 @@ describe("chat messages (Higress rules)", () => {
   });
 });
 
+function everyMessage(): BlockOptions {
+  const o = new BlockOptions();
+  o.everyMessage = true;
+  return o;
+}
+
+describe("finer blocks (blockBoundary: message)", () => {
+  it("every message is a block, so a shared system prompt is a level of its own", () => {
+    const a = blocksOf(`{"messages":[{"role":"system","content":"S"},{"role":"user","content":"Q1"}]}`, everyMessage());
+    const b = blocksOf(`{"messages":[{"role":"system","content":"S"},{"role":"user","content":"Q2"}]}`, everyMessage());
+    expect(a).toStrictEqual(["system:S", "user:Q1"]);
+    expect(b[0]).toBe(a[0]);
+    // Higress's rule: the two conversations share nothing.
+    expect(blocksOf(`{"messages":[{"role":"system","content":"S"},{"role":"user","content":"Q1"}]}`)[0])
+      .not.toBe(blocksOf(`{"messages":[{"role":"system","content":"S"},{"role":"user","content":"Q2"}]}`)[0]);
+  });
+  it("a follow-up turn extends the previous turn's blocks", () => {
+    const t1 = blocksOf(`{"messages":[{"role":"system","content":"S"},{"role":"user","content":"Q1"}]}`, everyMessage());
+    const t2 = blocksOf(`{"messages":[{"role":"system","content":"S"},{"role":"user","content":"Q1"},
+      {"role":"assistant","content":"A1"},{"role":"user","content":"Q2"}]}`, everyMessage());
+    expect(t2.length).toBe(4);
+    expect(t2.slice(0, 2)).toStrictEqual(t1);
+  });
+  it("Responses items and instructions close one block each", () => {
+    const b = blocksOf(`{"instructions":"I","input":[{"role":"user","content":"U"},{"type":"function_call_output","output":"x"}]}`, everyMessage());
+    expect(b.length).toBe(3);
+    expect(b[0]).toBe("system:I");
+    expect(b[1]).toBe("user:U");
+  });
+});
+
 describe("completions prompt", () => {
   it("cuts a string prompt into chunkBytes blocks, the last one shorter", () => {
     expect(blocksOf(`{"prompt":"abcdefghij"}`, opts(1 << 20, 64, 4))).toStrictEqual(["abcd", "efgh", "ij"]);

@@ -2,7 +2,7 @@
 import { ConfigReader } from "./reader";
 
 export const PREFIX_KEYS: string[] = ["redisKeyTTL", "compat", "orderSensitive", "namespaceByModel",
-  "maxHashBytes", "loadGateAbs", "loadGateRel", "loadGateCap", "promptChunkBytes", "maxPrefixLevels"];
+  "maxHashBytes", "loadGateAbs", "loadGateRel", "loadGateCap", "promptChunkBytes", "maxPrefixLevels", "blockBoundary"];
 
 export class PrefixSettings {
   keyTtlSeconds: i64 = 1800;
@@ -19,6 +19,9 @@ export class PrefixSettings {
   gateCap: i64 = 0;
   /** Block size for string `prompt` / Responses `input` (chat blocks are whole user turns). */
   promptChunkBytes: i64 = 1024;
+  /** "message": a block closes after every message (a shared system prompt is its own level);
+   *  "user": Higress's rule (after user messages only). compat implies "user". */
+  blockBoundary: string = "message";
   /** Deepest level looked up and written: bounds the Redis work per request (one GET/SET per level). */
   maxLevels: i64 = 64;
 }
@@ -36,5 +39,7 @@ export function parsePrefixSettings(r: ConfigReader): PrefixSettings {
   s.gateCap = r.int("loadGateCap", 0, 0, 1000000);
   s.promptChunkBytes = r.int("promptChunkBytes", 1024, 16, 1048576);
   s.maxLevels = r.int("maxPrefixLevels", 64, 1, 1024);
+  s.blockBoundary = r.choice("blockBoundary", s.compat ? "user" : "message", ["message", "user"]);
+  if (s.compat && s.blockBoundary != "user") r.errors.add(r.key("blockBoundary") + " must be user when compat is true (Higress closes blocks at user messages only)");
   return s;
 }

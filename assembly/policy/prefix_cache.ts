@@ -28,6 +28,7 @@ export class PrefixCachePolicy extends Policy {
     o.maxHashBytes = p.maxHashBytes;
     o.maxBlocks = <i32>p.maxLevels;
     o.chunkBytes = <i32>p.promptChunkBytes;
+    o.everyMessage = p.blockBoundary == "message";
   }
 
   decide(s: LbStream): Verdict {

@@ -26,6 +26,10 @@
 //   first: an item with `role` appends role ":" content (a missing content hashes as ""), any
 //   other item appends type ":" + the item's raw JSON text (function calls and their outputs are
 //   resent verbatim, so they key stably). Blocks close after "user" items and at the last item.
+// Finer blocks (BlockOptions.everyMessage, lb_config blockBoundary: message, the default outside
+//   compat mode): a block also closes after every other message/item, so a shared system prompt
+//   is a level of its own. Higress's rule puts [system, user] in one block, so two conversations
+//   with the same system prompt but different first questions share no key at all.
 // Precedence: messages, then prompt, then input. A body with none of them: source None.
 // Caps: at most maxBlocks blocks and maxHashBytes bytes fed; the block that would cross the byte
 // cap and every block after it are dropped (scan.capped), never an error.
@@ -46,6 +50,8 @@ export class BlockOptions {
   maxBlocks: i32 = 64;
   /** Block size for string prompts / inputs, in UTF-8 bytes. */
   chunkBytes: i32 = 1024;
+  /** Close a block after every message (not only after user messages, as Higress does). */
+  everyMessage: bool = false;
 }
 
 export const enum BlockSource { None = 0, Invalid = 1, Chat = 2, Completion = 3, Responses = 4 }
@@ -157,7 +163,7 @@ function chatBlocks(messages: JsonValue, w: CappedWriter): BlockSource {
     w.feedText(role);
     w.feedAll(COLON);
     w.feedText(gjsonText(list[i].get("content")!));
-    if (isUser(role) || i == last) w.close();
+    if (w.opts.everyMessage || isUser(role) || i == last) w.close();
   }
   return BlockSource.Chat;
 }
@@ -186,6 +192,7 @@ function responsesBlocks(input: JsonValue, instructions: JsonValue | null, w: Ca
   }
   const items = asList(input);
   const hadInstructions = feedInstructions(instructions, w);
+  if (hadInstructions && w.opts.everyMessage) w.close();
   if (items.length == 0) {
     if (hadInstructions) w.close();
     return;
@@ -208,6 +215,6 @@ function responsesBlocks(input: JsonValue, instructions: JsonValue | null, w: Ca
       w.feedAll(COLON);
       w.feedText(rawText(item));
     }
-    if (user || i == last) w.close();
+    if (w.opts.everyMessage || user || i == last) w.close();
   }
 }

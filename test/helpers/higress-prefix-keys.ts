@@ -34,8 +34,12 @@ export function gjsonString(v: unknown): string {
   return JSON.stringify(v);
 }
 
-/** The texts of Higress's blocks for a chat body, or null when Higress would skip it. */
-export function higressBlockTexts(body: { messages?: unknown }): string[] | null {
+/**
+ * The texts of Higress's blocks for a chat body, or null when Higress would skip it.
+ * everyMessage = the plugin's default outside compat mode (lb_config blockBoundary: message):
+ * every message closes a block, not only user messages.
+ */
+export function higressBlockTexts(body: { messages?: unknown }, everyMessage = false): string[] | null {
   const m = body.messages;
   // gjson Array(): missing or null -> none; an array -> its elements; anything else -> [it].
   const messages: unknown[] = m === undefined || m === null ? [] : Array.isArray(m) ? m : [m];
@@ -46,7 +50,7 @@ export function higressBlockTexts(body: { messages?: unknown }): string[] | null
     if (msg === null || typeof msg !== "object" || Array.isArray(msg) || !("role" in msg) || !("content" in msg)) return null;
     const role = gjsonString((msg as Record<string, unknown>).role);
     text += role + ":" + gjsonString((msg as Record<string, unknown>).content);
-    if (role === "user" || i === messages.length - 1) {
+    if (everyMessage || role === "user" || i === messages.length - 1) {
       blocks.push(text);
       text = "";
     }
@@ -70,8 +74,8 @@ export function hexXor(a: string, b: string): string {
  * Level keys, shallowest first. positionSalt = the plugin's orderSensitive extension (not
  * Higress): block j (1-based) is hashed as `${j}:` + text.
  */
-export function higressPrefixKeys(body: { messages?: unknown }, positionSalt = false): string[] | null {
-  const blocks = higressBlockTexts(body);
+export function higressPrefixKeys(body: { messages?: unknown }, positionSalt = false, everyMessage = false): string[] | null {
+  const blocks = higressBlockTexts(body, everyMessage);
   if (blocks === null) return null;
   const keys: string[] = [];
   blocks.forEach((text, j) => {

@@ -49,12 +49,28 @@ describe("prefix_cache in the plugin", () => {
     h = await host({ configuration: prefixConfig(), redis: { url: redis.url } });
     const first = await turn(h, TURN1);
     expect(first.debug).toContain("reason=prefix_miss");
-    const keys = higressPrefixKeys({ messages: TURN2 })!;
+    // Outside compat mode blocks close after every message (blockBoundary: message).
+    const keys = higressPrefixKeys({ messages: TURN2 }, false, true)!;
     expect(await client.get(`${NS}:p:m:${keys[0]}`)).toBe(first.host);
     const second = await turn(h, TURN2);
     expect(second.host).toBe(first.host);
     expect(second.debug).toContain("reason=prefix_hit");
     expect(await client.get(`${NS}:p:m:${keys[1]}`)).toBe(first.host);
+  });
+
+  it("conversations sharing a system prompt meet on one host (its own level), unlike Higress's blocks", async () => {
+    h = await host({ configuration: prefixConfig(), redis: { url: redis.url } });
+    const system = { role: "system", content: "A long shared system prompt." };
+    const a = await turn(h, [system, { role: "user", content: "first user" }]);
+    const b = await turn(h, [system, { role: "user", content: "second user" }]);
+    expect(b.host).toBe(a.host);
+    expect(b.debug).toContain("reason=prefix_hit");
+    h.close();
+    await client.flushall();
+    h = await host({ configuration: prefixConfig({ compat: true }), redis: { url: redis.url } });
+    await turn(h, [system, { role: "user", content: "first user" }]);
+    const c = await turn(h, [system, { role: "user", content: "second user" }]);
+    expect(c.debug).toContain("reason=prefix_miss");
   });
 
   it("compat mode writes Higress's bare keys", async () => {

@@ -1,4 +1,4 @@
-// Bench-only AssemblyScript entry (compiled by bench/micro/costs.ts with the release flags, -O3 and
+// Bench-only AssemblyScript entry (excluded from tsconfig.json: it is AssemblyScript, not TypeScript) (compiled by bench/micro/costs.ts with the release flags, -O3 and
 // the incremental runtime): runs the plugin's own pure code in loops inside Wasm so the host's
 // timer measures only it. setInput() copies the input (a body or a metrics text) once.
 import { parseJson } from "../../assembly/json/parse";

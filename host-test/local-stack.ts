@@ -13,6 +13,8 @@ import { startGateway, type Gateway, type GatewayOptions } from "./gateway/serve
 export const MODEL_CLUSTER = "outbound|8000||vllm.static";
 export const ROUTE_NAME = "llm";
 export const REDIS_FQDN = "redis.static";
+/** Envoy ORIGINAL_DST cluster through which endpoint_metrics polls each pod (metricsCluster). */
+export const METRICS_CLUSTER = "metrics-original-dst";
 
 export interface GatewayYamlInput {
   endpoints: string[];
@@ -39,6 +41,7 @@ export function localGatewayYaml(i: GatewayYamlInput): string {
     endpoints: i.endpoints,
     ...(i.healthCheckMs ? { health_check: { path: "/metrics", interval_ms: i.healthCheckMs, timeout_ms: 1000, unhealthy_threshold: 2, healthy_threshold: 1 } } : {}),
   }];
+  clusters.push({ name: METRICS_CLUSTER, type: "original_dst" });
   if (i.redisPort !== null) clusters.push({ name: `outbound|${i.redisPort}||${REDIS_FQDN}`, type: "redis", endpoints: [`127.0.0.1:${i.redisPort}`] });
   const doc: Record<string, unknown> = {
     listener: { host: "127.0.0.1", port: i.listenPort ?? 0 },

@@ -7,12 +7,12 @@
 // clock and ends the call as NetworkError. Real mode: each VM gets its own RedisClusterClient.
 // HTTP calls: the cluster must be one of `clusters` (Envoy: unknown cluster -> BadArgument).
 // Failure behaviour: statuses to the guest; never throws on the guest's path.
-import http from "node:http";
 import { WasmResult } from "../abi/constants.js";
 import type { HeaderMap } from "../abi/header-map.js";
 import type { HostBackend, HttpCalloutRequest, HttpCalloutResponse, RouteMatch, UpstreamHostInfo } from "../abi/backend.js";
 import { parseRedisClusterName } from "../gateway/cluster-name.js";
 import { RedisClusterClient } from "../gateway/redis-client.js";
+import { sendHttpCallout } from "../gateway/http-callout.js";
 import { ManualClock } from "./manual-clock.js";
 import { RecordedHttpCall, RecordedRedisCall } from "./callouts.js";
 
@@ -122,28 +122,5 @@ export class FacadeBackend implements HostBackend {
 
 /** One real HTTP/1.1 exchange with `address`, bounded by the call's timeout (null on failure). */
 function realHttpCall(address: string, req: HttpCalloutRequest): Promise<HttpCalloutResponse | null> {
-  const [host, port] = [address.slice(0, address.lastIndexOf(":")), Number(address.slice(address.lastIndexOf(":") + 1))];
-  const headers: Record<string, string> = {};
-  let method = "GET", path = "/";
-  for (const [k, v] of req.headers) {
-    if (k === ":method") method = v;
-    else if (k === ":path") path = v;
-    else if (k === ":authority") headers.host = v;
-    else if (!k.startsWith(":")) headers[k] = v;
-  }
-  return new Promise((resolve) => {
-    const r = http.request({ host, port, method, path, headers, timeout: req.timeoutMs || undefined }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        const pairs: Array<[string, string]> = [[":status", String(res.statusCode ?? 0)]];
-        for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i].toLowerCase(), res.rawHeaders[i + 1]]);
-        resolve({ headers: pairs, body: Buffer.concat(chunks) });
-      });
-      res.on("error", () => resolve(null));
-    });
-    r.on("timeout", () => r.destroy(new Error("timeout")));
-    r.on("error", () => resolve(null));
-    r.end(req.body);
-  });
+  return new Promise((resolve) => sendHttpCallout(address, req, undefined, resolve));
 }

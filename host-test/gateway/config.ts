@@ -22,8 +22,10 @@ export interface HealthCheckConfig {
 
 export interface ClusterConfig {
   name: string;
-  /** static: HTTP upstreams; redis: target of proxy_redis_call. */
-  type: "static" | "redis";
+  /** static: HTTP upstreams; redis: target of proxy_redis_call; original_dst: Envoy's ORIGINAL_DST
+   *  cluster with use_http_header (the host is named per request in x-envoy-original-dst-host;
+   *  no endpoints), what endpoint_metrics polls each pod through. */
+  type: "static" | "redis" | "original_dst";
   lb_policy: LbPolicy;
   connect_timeout_ms: number;
   /** "ip:port" strings, in file order. */
@@ -75,7 +77,7 @@ const DEFAULT_HEALTH_CHECK: HealthCheckConfig = {
   healthy_threshold: 1,
 };
 const LB_POLICIES: readonly LbPolicy[] = ["round_robin", "least_request", "random"];
-const CLUSTER_TYPES = ["static", "redis"] as const;
+const CLUSTER_TYPES = ["static", "redis", "original_dst"] as const;
 const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "critical"] as const;
 
 type Obj = Record<string, unknown>;
@@ -167,12 +169,13 @@ function parseCluster(value: unknown, key: string): ClusterConfig {
   const o = objectAt(value, key);
   const name = stringField(o, "name", key);
   if (name === "") fail(`${key}.name`, "a non-empty string", name);
-  const endpoints = arrayField(o, "endpoints", key).map((e, i) =>
-    isEndpoint(e) ? e : fail(`${key}.endpoints[${i}]`, "ip:port", e));
-  if (endpoints.length === 0) fail(`${key}.endpoints`, "at least one endpoint", []);
   const type = oneOf(o, "type", key, CLUSTER_TYPES, "static");
+  const endpoints = type === "original_dst" && o.endpoints === undefined ? [] : arrayField(o, "endpoints", key).map((e, i) =>
+    isEndpoint(e) ? e : fail(`${key}.endpoints[${i}]`, "ip:port", e));
+  if (endpoints.length === 0 && type !== "original_dst") fail(`${key}.endpoints`, "at least one endpoint", []);
+  if (endpoints.length > 0 && type === "original_dst") fail(`${key}.endpoints`, "no endpoints on an original_dst cluster", endpoints);
   const hc = o.health_check === undefined || o.health_check === null ? null : parseHealthCheck(o.health_check, `${key}.health_check`);
-  if (hc && type === "redis") fail(`${key}.health_check`, "no health_check on a redis cluster", o.health_check);
+  if (hc && type !== "static") fail(`${key}.health_check`, `no health_check on a ${type} cluster`, o.health_check);
   return {
     name,
     type,

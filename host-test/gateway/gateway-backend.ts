@@ -5,7 +5,7 @@
 // Failure behaviour: statuses to the guest (BadArgument for an unknown cluster, as Envoy's
 // httpCall does; the same choice for redis, unverified against Higress); callout failures are
 // delivered as NetworkError / empty response, never thrown.
-import http from "node:http";
+import type http from "node:http";
 import { WasmResult } from "../abi/constants.js";
 import type { HeaderMap } from "../abi/header-map.js";
 import type { HostBackend, HttpCalloutRequest, HttpCalloutResponse, RouteMatch, UpstreamHostInfo } from "../abi/backend.js";
@@ -15,6 +15,7 @@ import { matchRoute, type ClusterConfig, type GatewayConfig } from "./config.js"
 import type { HealthChecker } from "./health.js";
 import type { LocalLoadBalancer } from "./local-lb.js";
 import { RedisClusterClient } from "./redis-client.js";
+import { sendHttpCallout, originalDestination } from "./http-callout.js";
 import { splitAddress } from "./address.js";
 
 export class GatewayBackend implements HostBackend {
@@ -73,37 +74,20 @@ export class GatewayBackend implements HostBackend {
 
   httpCall(req: HttpCalloutRequest, done: (res: HttpCalloutResponse | null) => void): number {
     const c = this.cluster(req.cluster);
-    if (!c || c.type !== "static") return WasmResult.BadArgument;
-    const lb = this.balancers.get(c.name);
-    const address = lb?.pick(eligibleHosts(this.upstreamHosts(c.name), this.panicThresholdPercent).map((h) => h.address)) ?? null;
+    if (!c || c.type === "redis") return WasmResult.BadArgument;
+    let address: string | null;
+    if (c.type === "original_dst") {
+      // Envoy: ORIGINAL_DST with use_http_header routes to the header's address (no LB, no health).
+      address = originalDestination(req);
+    } else {
+      const lb = this.balancers.get(c.name);
+      address = lb?.pick(eligibleHosts(this.upstreamHosts(c.name), this.panicThresholdPercent).map((h) => h.address)) ?? null;
+    }
     if (address === null) {
       setImmediate(() => done(null));
       return WasmResult.Ok;
     }
-    const { host, port } = splitAddress(address);
-    const headers: Record<string, string> = {};
-    let method = "GET", path = "/";
-    for (const [k, v] of req.headers) {
-      if (k === ":method") method = v;
-      else if (k === ":path") path = v;
-      else if (k === ":authority") headers.host = v;
-      else if (!k.startsWith(":")) headers[k] = v;
-    }
-    let settled = false;
-    const finish = (r: HttpCalloutResponse | null) => { if (!settled) { settled = true; done(r); } };
-    const r = http.request({ host, port, method, path, headers, agent: this.agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (d: Buffer) => chunks.push(d));
-      res.on("end", () => {
-        const pairs: Array<[string, string]> = [[":status", String(res.statusCode ?? 0)]];
-        for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i].toLowerCase(), res.rawHeaders[i + 1]]);
-        finish({ headers: pairs, body: Buffer.concat(chunks) });
-      });
-      res.on("error", () => finish(null));
-    });
-    if (req.timeoutMs > 0) r.setTimeout(req.timeoutMs, () => { r.destroy(); finish(null); });
-    r.on("error", () => finish(null));
-    r.end(req.body);
+    sendHttpCallout(address, req, this.agent, done);
     return WasmResult.Ok;
   }
 

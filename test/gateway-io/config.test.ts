@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { stringify } from "yaml";
 import { loadGatewayConfig, matchRoute, parseGatewayConfig } from "../../host-test/gateway/config.js";
 
 const FULL = `
@@ -110,6 +111,15 @@ describe("parseGatewayConfig", () => {
     ["a bad workers count", `${MINIMAL}workers: 0\n`, "gateway config.workers: expected an integer in [1, 64], got 0"],
   ])("rejects %s with an error naming the key", (_name, text, message) => {
     expect(() => parseGatewayConfig(text, "/x")).toThrow(message);
+  });
+
+  it("accepts an original_dst cluster without endpoints (Envoy ORIGINAL_DST, use_http_header) and refuses endpoints on it", () => {
+    const base = { listener: { port: 0 }, routes: [{ name: "r", cluster: "up" }] };
+    const ok = parseGatewayConfig(stringify({ ...base, clusters: [{ name: "up", endpoints: ["127.0.0.1:1"] }, { name: "odst", type: "original_dst" }] }), "/");
+    expect(ok.clusters[1].type).toBe("original_dst");
+    expect(ok.clusters[1].endpoints).toEqual([]);
+    expect(() => parseGatewayConfig(stringify({ ...base, clusters: [{ name: "up", endpoints: ["127.0.0.1:1"] }, { name: "odst", type: "original_dst", endpoints: ["127.0.0.1:2"] }] }), "/"))
+      .toThrow(/clusters\[1\]\.endpoints/);
   });
 
   it("rejects a redis cluster as a route target", () => {

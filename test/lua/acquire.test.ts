@@ -1,21 +1,14 @@
 // acquire.lua against a real redis-server: least-loaded pick, ties, candidates, limit, staleness.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
-import { startRedis, type RedisFixture } from "../helpers/redis.js";
+import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
 import { Pool, hostList, seededRandom, sleep } from "./pool.js";
 import { expectLoadMatchesLeases } from "./invariants.js";
 
+const suite = useRedisSuite();
 let server: RedisFixture;
 let redis: Redis;
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.port, server.host);
-});
-afterAll(async () => {
-  redis.disconnect();
-  if (server.owned) await server.stop();
-});
+beforeAll(() => { ({ server, redis } = suite); });
 
 describe("candidate sets", () => {
   it("asks for the candidate list when the set for the fingerprint is missing, and writes nothing", async () => {

@@ -1,25 +1,18 @@
 // The bundle the plugin embeds: names, SHA-1 identical to Redis' SCRIPT LOAD, EVAL fallback.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import { createHash } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startRedis, type RedisFixture } from "../helpers/redis.js";
+import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
 import { bundleLuaScripts, LUA_ENTRY_SCRIPTS } from "../../scripts/lua-bundle.mjs";
 import { Pool, SCRIPTS, hostList } from "./pool.js";
 
+const suite = useRedisSuite();
 let server: RedisFixture;
 let redis: Redis;
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.port, server.host);
-});
-afterAll(async () => {
-  redis.disconnect();
-  if (server.owned) await server.stop();
-});
+beforeAll(() => { ({ server, redis } = suite); });
 
 describe("bundleLuaScripts", () => {
   it("bundles every entry script as lib.lua + newline + entry", () => {

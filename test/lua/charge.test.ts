@@ -1,22 +1,15 @@
 // charge.lua against a real redis-server: leases a GIVEN host with acquire.lua's accounting
 // (shared counts, release, idempotent retry, limit, candidate checks).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
-import { startRedis, type RedisFixture } from "../helpers/redis.js";
+import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
 import { Pool, SCRIPTS, hostList } from "./pool.js";
 import { expectLoadMatchesLeases } from "./invariants.js";
 
+const suite = useRedisSuite();
 let server: RedisFixture;
 let redis: Redis;
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.port, server.host);
-});
-afterAll(async () => {
-  redis.disconnect();
-  if (server.owned) await server.stop();
-});
+beforeAll(() => { ({ server, redis } = suite); });
 
 interface ChargeOptions { leaseId: string; host: string; cost?: number; limit?: number; hosts?: string[]; fp?: string }
 

@@ -1,21 +1,14 @@
 // Lease lifecycle against a real redis-server: release, expiry, renew, penalties, TTLs, inspect.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
-import { startRedis, type RedisFixture } from "../helpers/redis.js";
+import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
 import { Pool, hostList, sleep } from "./pool.js";
 import { expectLoadMatchesLeases } from "./invariants.js";
 
+const suite = useRedisSuite();
 let server: RedisFixture;
 let redis: Redis;
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.port, server.host);
-});
-afterAll(async () => {
-  redis.disconnect();
-  if (server.owned) await server.stop();
-});
+beforeAll(() => { ({ server, redis } = suite); });
 
 describe("release", () => {
   it("removes the lease and its cost exactly once; unknown ids change nothing", async () => {

@@ -3,7 +3,7 @@
 // and Redis Cluster compatibility of namespaced keys (one slot, accepted by a cluster node).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
-import { startRedis, type RedisFixture } from "../helpers/redis.js";
+import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
 import { startClusterNode, type ClusterNode } from "../prefix/cluster-node.js";
 import { Pool, SCRIPTS, hostList } from "./pool.js";
 import { expectLoadMatchesLeases } from "./invariants.js";
@@ -72,17 +72,10 @@ class PrefixPool extends Pool {
   }
 }
 
+const suite = useRedisSuite();
 let server: RedisFixture;
 let redis: Redis;
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.port, server.host);
-});
-afterAll(async () => {
-  redis.disconnect();
-  if (server.owned) await server.stop();
-});
+beforeAll(() => { ({ server, redis } = suite); });
 
 describe("longest-prefix walk", () => {
   it("a miss picks the least-loaded host and writes every level to it with the key TTL", async () => {

@@ -1,9 +1,9 @@
 // endpoint_metrics with metricsSource: poll (scrapes through an ORIGINAL_DST cluster, recorded
 // http calls answered by the test) and with Redis accounting (lua/charge.lua on a real server).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import type { TestHost } from "../../host-test/facade/index.js";
-import { startRedis, type RedisFixture } from "../helpers/redis.js";
+import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
 import { A, B, METRICS_CLUSTER, chat, makeHost, metricsConfig, picked, vllmBody } from "./harness.js";
 
 let h: TestHost | null = null;
@@ -60,16 +60,10 @@ describe("metricsSource: poll", () => {
 });
 
 describe("Redis accounting (charge.lua)", () => {
+  const suite = useRedisSuite();
   let server: RedisFixture;
   let redis: Redis;
-  beforeAll(async () => {
-    server = await startRedis();
-    redis = new Redis(server.port, server.host);
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    if (server.owned) await server.stop();
-  });
+  beforeAll(() => { ({ server, redis } = suite); });
 
   it("leases the chosen host in the shared pool and releases it when the stream ends", async () => {
     h = await makeHost(metricsConfig({ serviceFQDN: "redis.static", servicePort: 6379, keyPrefix: `em${Date.now()}` }),

@@ -20,6 +20,8 @@ export interface RunOverrides {
   concurrency?: number;
   gateways?: number;
   quiet?: boolean;
+  /** Merged into lb_config of every plugin policy of the run (parameter sweeps). */
+  lbConfig?: Record<string, unknown>;
 }
 
 function effectiveLoad(load: LoadSpec, o: RunOverrides): LoadSpec {
@@ -44,11 +46,11 @@ export async function runLoadScenario(scenario: LoadScenario, o: RunOverrides = 
     notes: [...(scenario.notes ?? [])],
   };
   for (const policy of o.policies ?? scenario.policies) {
-    const run: PolicyRun = { policy, description: POLICIES[policy].description };
+    const run: PolicyRun = { policy, description: POLICIES[policy].description + (o.lbConfig ? ` + lb_config ${JSON.stringify(o.lbConfig)}` : "") };
     report.runs.push(run);
     let topo;
     try {
-      topo = await startTopology(topology, policy);
+      topo = await startTopology(topology, policy, o.lbConfig);
     } catch (e) {
       run.skipped = (e as Error).message.split("\n")[0];
       if (!o.quiet) process.stderr.write(`${scenario.name}/${policy}: skipped: ${run.skipped}\n`);

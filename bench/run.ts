@@ -1,5 +1,6 @@
 // CLI: `npm run bench -- <scenario> [options]`, `npm run bench -- --list`, `npm run bench:smoke`.
 // Options: --seed N, --time-scale K (simulated ms per wall ms), --policies a,b,c,
+// --lb-config '{"loadGateAbs":4}' (merged into the plugin's lb_config of every plugin policy: sweeps),
 // --concurrency N (closed-loop scenarios), --gateways N, --out DIR (default bench/out),
 // --quiet (no progress line), --check (exit 1 if a policy was skipped or a request failed; on by
 // default for smoke, which CI runs). Custom scenarios get the remaining arguments.
@@ -34,6 +35,13 @@ function parseArgs(argv: string[]): Cli {
     else if (a === "--concurrency") cli.overrides.concurrency = num(a, argv[++i]);
     else if (a === "--gateways") cli.overrides.gateways = num(a, argv[++i]);
     else if (a === "--out") cli.out = path.resolve(argv[++i] ?? ".");
+    else if (a === "--lb-config") {
+      const text = argv[++i] ?? "";
+      let parsed: unknown;
+      try { parsed = JSON.parse(text); } catch { throw new Error(`--lb-config needs a JSON object, got ${text}`); }
+      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error(`--lb-config needs a JSON object, got ${text}`);
+      cli.overrides.lbConfig = parsed as Record<string, unknown>;
+    }
     else if (a === "--policies") {
       const names = (argv[++i] ?? "").split(",").filter((n) => n.length > 0);
       const unknown = names.filter((n) => !isPolicyName(n));

@@ -47,8 +47,13 @@ export function defaultGatewayMode(gateways: number): GatewayMode {
   return gateways > 1 ? "process" : "inprocess";
 }
 
-export async function startTopology(spec: TopologySpec, policyName: PolicyName): Promise<Topology> {
-  const policy = POLICIES[policyName];
+export async function startTopology(spec: TopologySpec, policyName: PolicyName, lbConfig?: Record<string, unknown>): Promise<Topology> {
+  const base = POLICIES[policyName];
+  const plugin = base.kind === "gateway" ? base.plugin : null;
+  // A sweep's lb_config override is merged into the policy's own lb_config.
+  const policy = lbConfig && base.kind === "gateway" && plugin
+    ? { ...base, plugin: (port: number) => { const c = plugin(port); return { ...c, lb_config: { ...(c.lb_config as Record<string, unknown>), ...lbConfig } }; } }
+    : base;
   const closers: Array<() => Promise<void>> = [];
   const close = async () => {
     for (const c of closers.reverse()) await c();

@@ -1,8 +1,9 @@
 // What the picker knows about one candidate host at decision time (pure data, no host calls):
 // the last parsed engine metrics (or none), whether they are fresh, the fleet's in-flight count
 // for the host, this host's latency estimate, and the user-selected gauge (least/most).
-// `effectiveWaiting` corrects stale scrapes: requests sent since the scrape are not in the
-// server's numbers yet, so in-flight beyond running + waiting is counted as waiting.
+// `effectiveWaiting` and `kvUsage` correct stale scrapes: requests sent since the scrape are not
+// in the server's numbers yet, so in-flight beyond running + waiting is counted as waiting, and
+// the KV use is scaled up in proportion.
 import { EngineMetrics } from "../metrics/engine_metrics";
 
 export class HostView {
@@ -33,10 +34,16 @@ export class HostView {
     return m.waiting + max(0.0, inflight - (m.running + m.waiting));
   }
 
+  /** KV-cache use, scaled up by the in-flight requests the scrape could not see yet (each
+   *  request holds about the same share of the cache as the ones the server reported). */
   kvUsage(): f64 {
     if (!this.hasMetrics()) return 0;
     const m = this.metrics!;
-    return m.hasKv ? m.kvUsage : 0;
+    if (!m.hasKv) return 0;
+    const seen = m.running + m.waiting;
+    const unseen = max(this.inflight, 0.0) - seen;
+    if (unseen <= 0 || seen <= 0) return m.kvUsage;
+    return min(1.0, m.kvUsage * (seen + unseen) / seen);
   }
 
   /** Adapter running on the server (vLLM running_lora_adapters). */

@@ -1,7 +1,7 @@
 // Fleet in-flight counts per host, for the stale-metric correction (HostView.effectiveWaiting):
 // - with Redis: the pool's load (lua/inspect.lua) read on tick every inflightRefreshMs, plus the
-//   picks this VM made since that read was sent (they may not be in it), plus local leases taken
-//   while Redis was unavailable;
+//   picks this VM made since that read was sent (they may not be in it), minus the requests this
+//   VM finished since (they may still be in it), plus local leases taken while Redis was unavailable;
 // - without Redis: this VM's own leases (Accounting's local counts).
 // Failure behaviour: a failed read keeps the previous counts and folds the picks it covered back
 // into "since", so nothing is forgotten; never throws.
@@ -32,7 +32,8 @@ export class PoolInflight {
   constructor(public pool: Pool) {}
 
   count(address: string): f64 {
-    return valueOf(this.fleet, address) + valueOf(this.batch, address) + valueOf(this.since, address);
+    // `since` goes negative for releases of requests the last read already counted.
+    return max(0.0, valueOf(this.fleet, address) + valueOf(this.batch, address) + valueOf(this.since, address));
   }
 
   onRead(ok: bool, reply: RespValue | null): void {
@@ -76,6 +77,12 @@ export class InflightTracker {
   notePick(pool: Pool | null, address: string, cost: f64): void {
     if (pool === null) return;
     addTo(this.of(pool).since, address, cost);
+  }
+
+  /** This VM's request ended: its host is freer now, not only after the next read. */
+  noteRelease(pool: Pool | null, address: string, cost: f64): void {
+    if (pool === null) return;
+    addTo(this.of(pool).since, address, -cost);
   }
 
   inflight(pool: Pool | null, address: string, local: LocalLeastRequest): f64 {

@@ -11,10 +11,14 @@ import { LatencyTracker } from "./latency";
 import { MetricsCache } from "./metrics_cache";
 import { Scraper } from "./scraper";
 
-class LatencyObserver extends LeaseObserver {
-  constructor(public latency: LatencyTracker) { super(); }
+/** Lease ends feed the latency EWMA and take the request out of this VM's in-flight view. */
+class LeaseEnds extends LeaseObserver {
+  constructor(public latency: LatencyTracker, public inflight: InflightTracker) { super(); }
   onLeased(lease: Lease, now: f64): void { this.latency.begin(changetype<usize>(lease), now); }
-  onReleased(lease: Lease, now: f64): void { this.latency.end(changetype<usize>(lease), lease.host, now); }
+  onReleased(lease: Lease, now: f64): void {
+    this.latency.end(changetype<usize>(lease), lease.host, now);
+    this.inflight.noteRelease(lease.pool, lease.host, <f64>lease.cost);
+  }
 }
 
 /** A policy's scrape targets: its cache (settings) and the hosts of its last request. */
@@ -33,7 +37,7 @@ export class MetricsRuntime {
 
   constructor(accounting: Accounting, alpha: f64) {
     this.latency = new LatencyTracker(alpha);
-    accounting.observer = new LatencyObserver(this.latency);
+    accounting.observer = new LeaseEnds(this.latency, this.inflight);
   }
 
   /** Registers a policy's settings; returns the target it updates with its candidates. */

@@ -90,7 +90,10 @@ export class EndpointMetricsPolicy extends Policy {
         return Verdict.Rejected;
       }
     }
-    let chosen = sub[survivors[<i32>rng.nextBelow(<u32>survivors.length)]].address;
+    // Among the survivors, the fewest in flight (metrics lag; in-flight counts do not), then random:
+    // a random pick among hosts that all looked idle at the last scrape would herd onto them.
+    const fewest = fewestInflight(sub, survivors);
+    let chosen = sub[fewest[<i32>rng.nextBelow(<u32>fewest.length)]].address;
 
     // 3. rate_limit: a host over its share yields to a random other one (one under its share if any).
     const now = host.nowMillis();
@@ -142,12 +145,15 @@ export class EndpointMetricsPolicy extends Policy {
 }
 
 function lowestInflight(views: HostView[]): i32[] {
-  const values = new Array<f64>(views.length);
-  for (let i = 0; i < views.length; i++) values[i] = max(views[i].inflight, 0.0);
+  return fewestInflight(views, allIndices(views.length));
+}
+
+/** The indices among `indices` whose host has the fewest requests in flight. */
+function fewestInflight(views: HostView[], indices: i32[]): i32[] {
   let lo = Infinity;
-  for (let i = 0; i < values.length; i++) lo = min(lo, values[i]);
+  for (let i = 0; i < indices.length; i++) lo = min(lo, max(views[indices[i]].inflight, 0.0));
   const out = new Array<i32>();
-  for (let i = 0; i < values.length; i++) if (values[i] == lo) out.push(i);
+  for (let i = 0; i < indices.length; i++) if (max(views[indices[i]].inflight, 0.0) == lo) out.push(indices[i]);
   return out;
 }
 

@@ -81,6 +81,30 @@ describe("Redis accounting (charge.lua)", () => {
     expect(Number(await redis.zscore(keys[0], A))).toBe(0);
   });
 
+  it("in-flight counts between reads: picks add at once, finished requests leave at once", async () => {
+    // Identical metrics: the fewest in flight decides. No tick runs (manual clock), so nothing is
+    // read from Redis here: the counts are this VM's own picks and releases.
+    h = await makeHost(metricsConfig({ serviceFQDN: "redis.static", servicePort: 6379, keyPrefix: `if${Date.now()}` }),
+      [{ address: A, metrics: vllmBody(0, 2) }, { address: B, metrics: vllmBody(0, 2) }],
+      { redis: { url: `redis://${server.host}:${server.port}` } });
+    const first = chat(h);
+    await h.redisIdle();
+    const second = chat(h);
+    await h.redisIdle();
+    expect(picked(second)).not.toBe(picked(first)); // the first one's host has one in flight
+    first.sendResponseHeaders({ ":status": "200" }, true);
+    first.complete();
+    await h.redisIdle();
+    for (let i = 0; i < 3; i++) {
+      const next = chat(h);
+      await h.redisIdle();
+      // The finished request no longer counts: its host is the less loaded one again.
+      expect(picked(next)).toBe(picked(first));
+      next.complete();
+      await h.redisIdle();
+    }
+  });
+
   it("falls back to a local lease on the chosen host when Redis is unreachable", async () => {
     h = await makeHost(metricsConfig({ serviceFQDN: "redis.static", servicePort: 6379 }),
       [{ address: A, metrics: vllmBody(0) }, { address: B, metrics: vllmBody(4) }],

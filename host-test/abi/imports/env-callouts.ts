@@ -6,6 +6,7 @@ import { WasmResult } from "../constants.js";
 import { HeaderMap } from "../header-map.js";
 import { decodePairs, encodePairs } from "../pairs.js";
 import type { WasmVm } from "../vm.js";
+import type { UpstreamHostInfo } from "../backend.js";
 import type { ImportTable } from "./types.js";
 
 export function calloutImports(vm: WasmVm): ImportTable {
@@ -34,7 +35,31 @@ export function calloutImports(vm: WasmVm): ImportTable {
   };
 }
 
+/**
+ * proxy_get_upstream_hosts' pair map (higress-abi.md): key ip:port, value JSON with health_status
+ * and metrics (the last health-check body; JSON.stringify escapes it). Re-encoded only when a
+ * host, its health or its body changed (same string objects otherwise): JSON-escaping every
+ * host's 64 KiB body on every request is a cost of this emulator, not of Envoy's C++.
+ */
+class HostsEncoding {
+  private last: UpstreamHostInfo[] = [];
+  private encoded: Buffer = encodePairs([]);
+
+  encode(hosts: UpstreamHostInfo[]): Buffer {
+    const same = hosts.length === this.last.length && hosts.every((h, i) => {
+      const o = this.last[i];
+      return h.address === o.address && h.health === o.health && h.metrics === o.metrics;
+    });
+    if (!same) {
+      this.encoded = encodePairs(hosts.map((h) => [h.address, JSON.stringify({ health_status: h.health, metrics: h.metrics ?? "" })] as const));
+      this.last = hosts;
+    }
+    return this.encoded;
+  }
+}
+
 export function higressImports(vm: WasmVm): ImportTable {
+  const hostsEncoding = new HostsEncoding();
   const mem = vm.memory;
   return {
     proxy_redis_init(cp: number, cl: number, up: number, ul: number, pp: number, pl: number, timeoutMs: number) {
@@ -58,9 +83,7 @@ export function higressImports(vm: WasmVm): ImportTable {
       const ctx = vm.activeContext();
       if (!ctx || ctx.kind !== "http" || !ctx.cluster) return WasmResult.NotFound;
       const hosts = vm.host.backend.upstreamHosts(ctx.cluster);
-      // Value JSON: health_status + metrics (the last health-check body); JSON.stringify escapes it.
-      const pairs = hosts.map((h) => [h.address, JSON.stringify({ health_status: h.health, metrics: h.metrics ?? "" })] as const);
-      return mem.copyOut(encodePairs(pairs), retPtrPtr, retSizePtr) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
+      return mem.copyOut(hostsEncoding.encode(hosts), retPtrPtr, retSizePtr) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
     },
     proxy_set_upstream_override_host(ap: number, al: number) {
       const addr = mem.readString(ap, al);

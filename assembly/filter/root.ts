@@ -16,7 +16,6 @@ import { EndpointMetricsPolicy } from "../policy/endpoint_metrics";
 import { MetricsRuntime } from "../metrics_policy/runtime";
 import { PrefixCachePolicy } from "../policy/prefix_cache";
 import { Xorshift } from "../util/prng";
-import { fnv1a64 } from "../util/fnv";
 import { Stats } from "./stats";
 import { randomSeed } from "../host/entropy";
 import { LbStream } from "./stream";
@@ -179,4 +178,3 @@ export class LbRoot extends RootContext {
   }
 }
 
-export function hashSeed(s: string): u64 { return fnv1a64(s); }

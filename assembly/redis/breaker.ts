@@ -19,8 +19,6 @@ export class CircuitBreaker {
     return true;
   }
 
-  isOpen(now: f64): bool { return this.failures >= this.threshold && (now < this.openUntil || this.probing); }
-
   onSuccess(): void {
     this.failures = 0;
     this.probing = false;

@@ -59,8 +59,6 @@ export class RedisClient {
     return this.initialized && this.breaker.allow(now);
   }
 
-  isDegraded(now: f64): bool { return !this.initialized || this.breaker.isOpen(now); }
-
   /** EVALSHA `script`; returns false when nothing was sent (caller falls back; handler not called). */
   evalScript(script: LuaScript, keys: string[], args: string[], handler: RedisReplyHandler, now: f64): bool {
     if (!this.ready(now)) return false;
@@ -73,8 +71,6 @@ export class RedisClient {
     for (let i = 0; i < args.length; i++) cmd.arg(args[i]);
     return this.send(cmd.toBytes(), new PendingCall(handler, now, null, [], []), now);
   }
-
-  pendingCount(): i32 { return this.pending.size; }
 
   private send(query: Uint8Array, call: PendingCall, now: f64): bool {
     const r = host.redisCall(this.cluster, query);

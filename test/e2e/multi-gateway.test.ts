@@ -1,10 +1,10 @@
 // Several gateway replicas (4 in-process gateways x 2 VMs, plus one gateway process that gets
 // killed) sharing one Redis in front of simulated pods: the shared in-flight view stays exact under
 // concurrency and returns to 0 after every kind of stream ending; a killed gateway's counts expire.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import http from "node:http";
 import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -96,6 +96,7 @@ describe("4 gateways x 2 VMs sharing one Redis", () => {
 
   it("a killed gateway's counts are gone after the lease TTL", async () => {
     const dir = mkdtempSync(join(tmpdir(), "llmlb-"));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const file = join(dir, "gw.yaml");
     writeFileSync(file, localGatewayYaml({
       endpoints: stack.fleet.pods.map((p) => `${p.host}:${p.port}`), redisPort: stack.redis.port,

@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import { createHash } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
@@ -42,10 +42,14 @@ describe("bundleLuaScripts", () => {
 
   it("rejects a directory missing an entry script, and non-ASCII text", () => {
     const dir = mkdtempSync(join(tmpdir(), "lua-bundle-"));
-    writeFileSync(join(dir, "lib.lua"), "-- lib\n");
-    writeFileSync(join(dir, "acquire.lua"), "return 1\n");
-    expect(() => bundleLuaScripts(dir)).toThrow(/missing Lua entry scripts: release, renew, reconcile, inspect/);
-    writeFileSync(join(dir, "lib.lua"), "-- caf\u00e9\n");
-    expect(() => bundleLuaScripts(dir)).toThrow(/non-ASCII/);
+    try {
+      writeFileSync(join(dir, "lib.lua"), "-- lib\n");
+      writeFileSync(join(dir, "acquire.lua"), "return 1\n");
+      expect(() => bundleLuaScripts(dir)).toThrow(/missing Lua entry scripts: release, renew, reconcile, inspect/);
+      writeFileSync(join(dir, "lib.lua"), "-- caf\u00e9\n");
+      expect(() => bundleLuaScripts(dir)).toThrow(/non-ASCII/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

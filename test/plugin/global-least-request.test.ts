@@ -1,8 +1,8 @@
 // global_least_request through the host facade with a real Redis: atomic shared picks, release on
 // every ending, leases that heal, shedding with priorities, fail-fast penalties, Redis outages.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
-import { startRedis, type RedisFixture } from "../helpers/redis.js";
+import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
 import { CLUSTER, advanceWithIo, glrConfig, host, hosts, postChat } from "./harness.js";
 import type { TestHost } from "../../host-test/facade/index.js";
 
@@ -11,19 +11,9 @@ let redis: RedisFixture;
 let client: Redis;
 let h: TestHost | null = null;
 
-beforeAll(async () => {
-  redis = await startRedis();
-  client = new Redis(redis.url);
-});
-afterAll(async () => {
-  client.disconnect();
-  await redis.stop().catch(() => {});
-});
-afterEach(async () => {
-  h?.close();
-  h = null;
-  await client.flushall();
-});
+const suite = useRedisSuite();
+beforeAll(() => { redis = suite.server; client = suite.redis; });
+afterEach(async () => { h?.close(); h = null; await client.flushall(); });
 
 async function loads(): Promise<Record<string, number>> {
   const flat = await client.zrange(`${NS}:load`, 0, -1, "WITHSCORES");

@@ -1,9 +1,9 @@
 // prefix_cache through the built plugin (host facade + real Redis): a conversation's next turn
 // returns to its host, the keys in Redis are the namespaced or Higress (compat) ones computed
 // independently, and bodies without usable blocks still get a least-request pick.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
-import { startRedis, type RedisFixture } from "../helpers/redis.js";
+import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
 import { higressPrefixKeys } from "../helpers/higress-prefix-keys.js";
 import { CLUSTER, host, postChat } from "../plugin/harness.js";
 import type { TestHost } from "../../host-test/facade/index.js";
@@ -27,19 +27,9 @@ async function turn(t: TestHost, messages: unknown[]): Promise<{ host: string; d
   return { host: s.forwarded!.upstream.address!, debug: s.response.headers[DEBUG] ?? "" };
 }
 
-beforeAll(async () => {
-  redis = await startRedis();
-  client = new Redis(redis.url);
-});
-afterAll(async () => {
-  client.disconnect();
-  await redis.stop().catch(() => {});
-});
-afterEach(async () => {
-  h?.close();
-  h = null;
-  await client.flushall();
-});
+const suite = useRedisSuite();
+beforeAll(() => { redis = suite.server; client = suite.redis; });
+afterEach(async () => { h?.close(); h = null; await client.flushall(); });
 
 const TURN1 = [{ role: "system", content: "You are terse." }, { role: "user", content: "Name a prime." }];
 const TURN2 = [...TURN1, { role: "assistant", content: "7" }, { role: "user", content: "Another?" }];

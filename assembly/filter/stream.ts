@@ -186,6 +186,17 @@ export class LbStream extends Context {
     host.continueRequest();
   }
 
+  /** Before acting on this stream from a root callback: false when it is gone. */
+  enterAsync(): bool { return this.enter(); }
+
+  /** Ends an async decision whose verdict came from the policy (a Redis reply on the root). */
+  finishAsync(v: Verdict): void {
+    if (v == Verdict.Picked) this.resumeWith(this.pickedHost, this.reason, this.load);
+    else if (v == Verdict.Pass) this.resumePass();
+    else if (v == Verdict.Rejected) { this.phase = Phase.Decided; this.held = false; }
+    // Pending: another callback (the lease) resumes the stream.
+  }
+
   /** Async decision (from a Redis reply on the root context). */
   resumeWith(h: string, reason: string, load: string): void {
     if (!this.enter()) return;

@@ -10,3 +10,4 @@ export const RECONCILE_SCRIPT = new LuaScript("reconcile", gen.RECONCILE_SOURCE,
 export const PREFIX_SCRIPT = new LuaScript("prefix", gen.PREFIX_SOURCE, gen.PREFIX_SHA);
 export const CHARGE_SCRIPT = new LuaScript("charge", gen.CHARGE_SOURCE, gen.CHARGE_SHA);
 export const INSPECT_SCRIPT = new LuaScript("inspect", gen.INSPECT_SOURCE, gen.INSPECT_SHA);
+export const PREFIX_WRITE_SCRIPT = new LuaScript("prefix_write", gen.PREFIX_WRITE_SOURCE, gen.PREFIX_WRITE_SHA);

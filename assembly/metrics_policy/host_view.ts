@@ -17,6 +17,8 @@ export class HostView {
   latencyMs: f64 = NaN;
   /** target_metric value for least/most, NaN when absent. */
   gauge: f64 = NaN;
+  /** Share of this request's prefix the host already served (prefix_signal.ts), 0 when unknown. */
+  prefixScore: f64 = 0;
 
   constructor(public address: string) {}
 

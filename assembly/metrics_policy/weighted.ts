@@ -6,6 +6,7 @@
 //           host when the request names no adapter (no signal)
 //   latency (maxL - l) / (maxL - minL) over hosts with an estimate; 1 when all equal or unknown
 //           (an unobserved host is tried rather than avoided)
+//   prefix  share of the request's prefix the host already served (0 when not read)
 // Input: views, adapter, settings. Output: per-host totals and the indices of the best. Pure.
 import { MetricsSettings } from "../config/metrics_settings";
 import { HostView } from "./host_view";
@@ -59,7 +60,7 @@ export function weightedScores(views: HostView[], adapter: string, s: MetricsSet
   for (let i = 0; i < n; i++) {
     const v = views[i];
     const total = s.queueWeight * queue[i] + s.kvWeight * (1.0 - v.kvUsage()) +
-      s.loraWeight * loraScore(v, adapter) + s.latencyWeight * lat[i];
+      s.loraWeight * loraScore(v, adapter) + s.latencyWeight * lat[i] + s.prefixWeight * v.prefixScore;
     r.totals[i] = total;
     if (total > top) top = total;
   }

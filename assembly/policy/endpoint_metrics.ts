@@ -9,6 +9,9 @@
 //   scoring: weighted; random among survivors; rate_limit (window shared by the gateway's VMs);
 // - the chosen host is leased like global_least_request (lua/charge.lua), or locally without Redis.
 // Hosts without any usable metrics (no health check on /metrics, scraper down): least in-flight.
+// scoring: weighted with prefixWeight > 0 and Redis: the request's prefix levels (prefix_cache's
+// keys and tree) are read first (one MGET), each host scores the share of the prefix it served,
+// and the levels are pointed at the chosen host afterwards (lua/prefix_write.lua, not awaited).
 // Failure behaviour: never throws; no candidate -> Pass (Envoy's LB); Redis down -> local lease.
 import { Policy } from "./policy";
 import { Verdict } from "./verdict";
@@ -27,6 +30,30 @@ import { SharedPicks } from "../metrics_policy/shared_picks";
 import { MetricsRuntime, ScrapeTarget } from "../metrics_policy/runtime";
 import { adapterOf } from "../metrics_policy/adapter";
 import * as host from "../host/calls";
+import { RedisReplyHandler } from "../redis/client";
+import { RespValue } from "../redis/resp";
+import { KeyOptions, keyOptionsFrom, prefixLevelKeys } from "../prefix/keys";
+import { prefixScores } from "../metrics_policy/prefix_signal";
+import { PREFIX_WRITE_SCRIPT } from "../lease/scripts";
+
+/** Fire-and-forget level writes: a failure only loses affinity, it is logged. */
+class PrefixWrites extends RedisReplyHandler {
+  onReply(ok: bool, reply: RespValue | null): void {
+    if (!ok || (reply !== null && reply.isError())) host.log(host.LogLevel.Warn, "prefix_write failed" + (reply !== null ? ": " + reply.str : ""));
+  }
+}
+
+/** The MGET of a request's prefix levels; the pick resumes when it answers. */
+class PrefixRead extends RedisReplyHandler {
+  constructor(public policy: EndpointMetricsPolicy, public s: LbStream, public c: CandidateSet, public keys: string[]) { super(); }
+  onReply(ok: bool, reply: RespValue | null): void {
+    const values = new Array<string>(this.keys.length).fill("");
+    if (ok && reply !== null && !reply.isError()) {
+      for (let i = 0; i < reply.items.length && i < values.length; i++) values[i] = reply.items[i].isNull() ? "" : reply.items[i].str;
+    }
+    this.policy.pickAfterPrefixRead(this.s, this.c, this.keys, values);
+  }
+}
 
 /** Every host is saturated: is a request of this priority shed (else placed on the least bad)? */
 function mustShed(priority: i32, mode: string): bool {
@@ -38,6 +65,8 @@ export class EndpointMetricsPolicy extends Policy {
   readonly cache: MetricsCache;
   readonly picks: SharedPicks;
   private target: ScrapeTarget;
+  private readonly keyOptions: KeyOptions;
+  private readonly writes: PrefixWrites = new PrefixWrites();
 
   constructor(cfg: LbConfig, public runtime: MetricsRuntime) {
     super(cfg);
@@ -48,6 +77,8 @@ export class EndpointMetricsPolicy extends Policy {
     const target = runtime.register(cache, cfg.usesRedis());
     if (cfg.staticHosts.length > 0) target.hosts = cfg.staticHosts;
     this.target = target;
+    // The same keys as prefix_cache (its settings): both policies read and grow one tree.
+    this.keyOptions = keyOptionsFrom(cfg.prefix);
   }
 
   decide(s: LbStream): Verdict {
@@ -55,7 +86,35 @@ export class EndpointMetricsPolicy extends Policy {
     if (c.size == 0) return Verdict.Pass;
     this.target.hosts = c.hosts;
     this.runtime.inflight.remember(s.pool, c);
+    const keys = this.prefixKeysOf(s);
+    if (keys.length > 0) {
+      const pool = s.pool!;
+      if (pool.redis.command(["MGET"].concat(keys), new PrefixRead(this, s, c, keys), host.nowMillis())) return Verdict.Pending;
+    }
+    return this.pick(s, c, this.viewsOf(s, c), [], []);
+  }
+
+  /** The request's prefix level keys when the weighted prefix scorer is on; [] otherwise. */
+  private prefixKeysOf(s: LbStream): string[] {
+    const settings = this.cfg.metrics;
+    const pool = s.pool;
+    const body = s.body;
+    if (settings.scoring != SCORING_WEIGHTED || settings.prefixWeight <= 0 || pool === null || body === null) return [];
+    const json = body.json();
+    if (json === null) return [];
+    return prefixLevelKeys(json, this.keyOptions, pool.ns).keys;
+  }
+
+  /** Redis answered the prefix read (or failed: no prefix signal); runs on the root context. */
+  pickAfterPrefixRead(s: LbStream, c: CandidateSet, keys: string[], values: string[]): void {
+    if (!s.enterAsync()) return;
     const views = this.viewsOf(s, c);
+    const scores = prefixScores(values, c.hosts);
+    for (let i = 0; i < views.length; i++) views[i].prefixScore = scores[i];
+    s.finishAsync(this.pick(s, c, views, keys, values));
+  }
+
+  private pick(s: LbStream, c: CandidateSet, views: HostView[], keys: string[], values: string[]): Verdict {
     const settings = this.cfg.metrics;
     const rng = s.root.rng;
 
@@ -108,7 +167,17 @@ export class EndpointMetricsPolicy extends Policy {
       this.picks.record(chosen, now);
     }
     this.runtime.inflight.notePick(s.pool, chosen, <f64>s.cost);
+    if (keys.length > 0) this.recordPrefix(s, keys, values, chosen);
     return s.root.accounting.acquireHost(s, c, chosen, "endpoint_metrics:" + reason);
+  }
+
+  /** Points the request's prefix levels at the chosen host (unless they all do already). */
+  private recordPrefix(s: LbStream, keys: string[], values: string[], chosen: string): void {
+    let same = true;
+    for (let i = 0; i < values.length; i++) if (values[i] != chosen) { same = false; break; }
+    if (same) return;
+    const pool = s.pool!;
+    pool.redis.evalScript(PREFIX_WRITE_SCRIPT, keys, [chosen, this.cfg.prefix.keyTtlSeconds.toString()], this.writes, host.nowMillis());
   }
 
   private viewsOf(s: LbStream, c: CandidateSet): HostView[] {

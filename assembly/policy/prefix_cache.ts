@@ -10,25 +10,18 @@ import { LbStream } from "../filter/stream";
 import { LbConfig } from "../config/lb_config";
 import { AcquireCall } from "../lease/accounting";
 import { PREFIX_SCRIPT } from "../lease/scripts";
-import { KeyOptions, prefixLevelKeys } from "../prefix/keys";
+import { KeyOptions, keyOptionsFrom, prefixLevelKeys } from "../prefix/keys";
 
 export class PrefixCachePolicy extends Policy {
-  private readonly keyOptions: KeyOptions = new KeyOptions();
+  private readonly keyOptions: KeyOptions;
   /** ARGV 8..11 of prefix.lua: key_ttl_s, gate_abs, gate_rel, gate_cap. */
   private readonly gateArgs: string[];
 
   constructor(cfg: LbConfig) {
     super(cfg);
     const p = cfg.prefix;
+    this.keyOptions = keyOptionsFrom(p);
     this.gateArgs = [p.keyTtlSeconds.toString(), p.gateAbs.toString(), p.gateRel.toString(), p.gateCap.toString()];
-    const o = this.keyOptions;
-    o.compat = p.compat;
-    o.orderSensitive = p.orderSensitive;
-    o.namespaceByModel = p.namespaceByModel;
-    o.maxHashBytes = p.maxHashBytes;
-    o.maxBlocks = <i32>p.maxLevels;
-    o.chunkBytes = <i32>p.promptChunkBytes;
-    o.everyMessage = p.blockBoundary == "message";
   }
 
   decide(s: LbStream): Verdict {

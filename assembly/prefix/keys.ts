@@ -19,6 +19,7 @@ import { Sha1 } from "../util/sha1";
 import { bytesToHexUpper, xorInto } from "../util/hex";
 import { utf8Encode } from "../util/utf8";
 import { BlockOptions, BlockScan, BlockSink, scanBlocks } from "./blocks";
+import { PrefixSettings } from "../config/prefix_settings";
 
 export class KeyOptions extends BlockOptions {
   orderSensitive: bool = false;
@@ -85,4 +86,17 @@ export function prefixLevelKeys(body: JsonValue, opts: KeyOptions, poolNs: strin
     for (let i = 0; i < hex.length; i++) hex[i] = prefix + hex[i];
   }
   return new PrefixKeys(scan, hex);
+}
+
+/** Key options from a policy's prefix settings (prefix_cache and endpoint_metrics share the tree). */
+export function keyOptionsFrom(p: PrefixSettings): KeyOptions {
+  const o = new KeyOptions();
+  o.compat = p.compat;
+  o.orderSensitive = p.orderSensitive;
+  o.namespaceByModel = p.namespaceByModel;
+  o.maxHashBytes = p.maxHashBytes;
+  o.maxBlocks = <i32>p.maxLevels;
+  o.chunkBytes = <i32>p.promptChunkBytes;
+  o.everyMessage = p.blockBoundary == "message";
+  return o;
 }

@@ -7,7 +7,7 @@ import type { LbPolicy } from "../host-test/gateway/local-lb.js";
 
 export type PolicyName =
   | "round_robin" | "random" | "least_request" | "prefix_affinity"
-  | "global_least_request" | "global_least_tokens" | "prefix_cache" | "endpoint_metrics"
+  | "global_least_request" | "global_least_tokens" | "prefix_cache" | "endpoint_metrics" | "metrics_prefix"
   | "omniscient" | "direct_round_robin";
 
 export interface GatewayPolicy {
@@ -58,6 +58,10 @@ export const POLICIES: Readonly<Record<PolicyName, PolicySpec>> = {
   endpoint_metrics: {
     kind: "gateway", description: "ours: endpoint metrics (/metrics health checks + Redis in-flight)", clusterLb: "round_robin",
     plugin: (port) => ({ lb_policy: "endpoint_metrics", lb_config: { ...redis(port), metricsSource: "health_check" } }), needsRedis: true, metricsHealthCheck: true,
+  },
+  metrics_prefix: {
+    kind: "gateway", description: "ours: endpoint metrics, weighted scorers incl. prefix affinity (EPP-style composition)", clusterLb: "round_robin",
+    plugin: (port) => ({ lb_policy: "endpoint_metrics", lb_config: { ...redis(port), metricsSource: "health_check", scoring: "weighted" } }), needsRedis: true, metricsHealthCheck: true,
   },
   omniscient: { kind: "proxy", description: "omniscient central picker (true queues + prefix caches): the bound", picker: "omniscient" },
   direct_round_robin: { kind: "proxy", description: "round robin without the gateway (bench proxy)", picker: "round_robin" },

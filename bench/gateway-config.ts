@@ -1,14 +1,14 @@
 // The gateway YAML for one benchmark policy: one static cluster of the simulated pods (Higress's
 // `outbound|port||fqdn` naming), the Redis cluster the plugin's serviceFQDN/servicePort resolve
 // to, one route on /, and the plugin (or none). Parsed back with the gateway's own parser so a
-// benchmark never runs a config the gateway would refuse.
+// benchmark never runs a config the gateway would refuse. The YAML itself comes from
+// host-test/local-stack.ts (the same builder npm start and the e2e tests use).
 // Failure behaviour: parseGatewayConfig's errors (bad endpoints, ...) propagate; startup only.
 import path from "node:path";
-import { stringify } from "yaml";
+import { localGatewayYaml } from "../host-test/local-stack.js";
 import { parseGatewayConfig, type GatewayConfig } from "../host-test/gateway/config.js";
 import type { GatewayPolicy } from "./policies.js";
 
-export const UPSTREAM_CLUSTER = "outbound|8000||vllm.static";
 export const WASM_PATH = "build/ai-load-balancer.wasm";
 
 export interface GatewayConfigInput {
@@ -26,29 +26,21 @@ export interface GatewayConfigInput {
 export function gatewayYaml(input: GatewayConfigInput): string {
   const { policy } = input;
   if (policy.needsRedis && input.redisPort === null) throw new Error("gateway config: this policy needs Redis");
-  const clusters: Record<string, unknown>[] = [{
-    name: UPSTREAM_CLUSTER,
-    lb_policy: policy.clusterLb,
+  return localGatewayYaml({
     endpoints: input.endpoints,
-    ...(policy.metricsHealthCheck
-      ? { health_check: { path: "/metrics", interval_ms: input.metricsIntervalMs, timeout_ms: 1000, unhealthy_threshold: 3, healthy_threshold: 1 } }
-      : {}),
-  }];
-  if (input.redisPort !== null) {
-    clusters.push({ name: `outbound|${input.redisPort}||redis.static`, type: "redis", endpoints: [`127.0.0.1:${input.redisPort}`] });
-  }
-  const doc: Record<string, unknown> = {
-    listener: { host: "127.0.0.1", port: 0 },
+    redisPort: input.redisPort,
+    plugin: policy.plugin && input.redisPort !== null ? policy.plugin(input.redisPort) : null,
     workers: input.workers,
-    clusters,
+    clusterLb: policy.clusterLb,
+    healthCheckMs: policy.metricsHealthCheck ? input.metricsIntervalMs : 0,
+    unhealthyThreshold: 3,
     // A long route timeout: queueing past capacity is what some scenarios measure.
-    routes: [{ name: "llm", match: { prefix: "/" }, cluster: UPSTREAM_CLUSTER, timeout_ms: 600_000 }],
-  };
-  if (policy.plugin && input.redisPort !== null) {
+    routeTimeoutMs: 600_000,
+    adminPort: null,
     // Absolute: a child gateway resolves relative paths against the YAML file's directory.
-    doc.plugin = { wasm: path.join(input.repoRoot, WASM_PATH), log_level: "warn", configuration: policy.plugin(input.redisPort) };
-  }
-  return stringify(doc);
+    wasm: path.join(input.repoRoot, WASM_PATH),
+    logLevel: "warn",
+  });
 }
 
 export function gatewayConfig(input: GatewayConfigInput): GatewayConfig {

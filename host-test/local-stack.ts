@@ -25,6 +25,10 @@ export interface GatewayYamlInput {
   clusterLb?: "round_robin" | "least_request" | "random";
   /** Interval of the /metrics health check in ms; 0 = no health check. */
   healthCheckMs?: number;
+  /** Consecutive failed checks before a host is unhealthy (default 2). */
+  unhealthyThreshold?: number;
+  /** Route timeout in ms (default 0: none, streamed completions may last minutes). */
+  routeTimeoutMs?: number;
   listenPort?: number;
   adminPort?: number | null;
   wasm?: string;
@@ -39,7 +43,7 @@ export function localGatewayYaml(i: GatewayYamlInput): string {
     lb_policy: i.clusterLb ?? "round_robin",
     connect_timeout_ms: 1000,
     endpoints: i.endpoints,
-    ...(i.healthCheckMs ? { health_check: { path: "/metrics", interval_ms: i.healthCheckMs, timeout_ms: 1000, unhealthy_threshold: 2, healthy_threshold: 1 } } : {}),
+    ...(i.healthCheckMs ? { health_check: { path: "/metrics", interval_ms: i.healthCheckMs, timeout_ms: 1000, unhealthy_threshold: i.unhealthyThreshold ?? 2, healthy_threshold: 1 } } : {}),
   }];
   clusters.push({ name: METRICS_CLUSTER, type: "original_dst" });
   if (i.redisPort !== null) clusters.push({ name: `outbound|${i.redisPort}||${REDIS_FQDN}`, type: "redis", endpoints: [`127.0.0.1:${i.redisPort}`] });
@@ -48,8 +52,8 @@ export function localGatewayYaml(i: GatewayYamlInput): string {
     ...(i.adminPort === null ? {} : { admin: { host: "127.0.0.1", port: i.adminPort ?? 0 } }),
     workers: i.workers ?? 2,
     clusters,
-    // No route timeout: streamed completions may last minutes (Envoy counts from the request's end).
-    routes: [{ name: ROUTE_NAME, match: { prefix: "/" }, cluster: MODEL_CLUSTER, timeout_ms: 0 }],
+    // Envoy counts the route timeout from the request's end; 0 = none.
+    routes: [{ name: ROUTE_NAME, match: { prefix: "/" }, cluster: MODEL_CLUSTER, timeout_ms: i.routeTimeoutMs ?? 0 }],
   };
   if (i.plugin) doc.plugin = { wasm: i.wasm ?? "build/ai-load-balancer.wasm", log_level: i.logLevel ?? "info", configuration: i.plugin };
   return stringify(doc);

@@ -21,7 +21,7 @@
 @external("env", "proxy_increment_metric") export declare function proxy_increment_metric(id: u32, offset: i64): u32;
 @external("env", "proxy_http_call") export declare function proxy_http_call(up: usize, ul: usize, hp: usize, hl: usize, bp: usize, bl: usize, tp: usize, tl: usize, timeout: u32, tokp: usize): u32;
 
-@external("wasi_snapshot_preview1", "proc_exit") export declare function wasiExit(code: u32): void;
+@external("wasi_snapshot_preview1", "proc_exit") export declare function wasiTerminate(code: u32): void;
 
 /** Scratch out-params (static, 4-byte aligned). */
 export const RET_PTR: usize = memory.data(16, 8);

@@ -5,7 +5,7 @@
 import {
   info, getHeader, addHeader, getBuffer, getProperty, getIntProperty, setProperty, bytesOf, retString,
   RET_PTR, RET_LEN, clearRet, proxy_set_tick_period_milliseconds, proxy_define_metric, proxy_increment_metric,
-  proxy_send_local_response, proxy_continue_stream, proxy_close_stream, proxy_set_buffer_bytes, wasiExit,
+  proxy_send_local_response, proxy_continue_stream, proxy_close_stream, proxy_set_buffer_bytes, wasiTerminate,
   proxy_http_call, proxy_set_effective_context, proxy_get_header_map_pairs, pairsToString,
 } from "./abi";
 export { malloc } from "./abi";
@@ -127,7 +127,7 @@ export function proxy_on_request_headers(ctx: u32, n: u32, eos: u32): u32 {
   if (action == "stopall-watermark") return 4;
   if (action == "local") { info("local status=" + localReply(403, "denied").toString()); return 1; }
   if (action == "local-then-continue") { localReply(403, "denied"); return 0; }
-  if (action == "exit") { wasiExit(1); return 0; }
+  if (action == "exit") { wasiTerminate(1); return 0; }
   if (action == "trap") { unreachable(); }
   if (action == "close") { info("close status=" + proxy_close_stream(0).toString()); return 1; }
   if (action == "continue-inline") { info("continue status=" + proxy_continue_stream(0).toString()); return 1; }

@@ -12,6 +12,11 @@
 // - continue (proxy_continue_stream) on a direction that is not paused does nothing and is Ok.
 // - StopAllIterationAndBuffer / StopIterationAndBuffer over the buffer limit: request -> local
 //   413, response -> 500 (Envoy "buffer limit" behaviour); Watermark variants never hit it.
+//   Kinder than Envoy on purpose: over the limit a Watermark status makes Envoy stop reading the
+//   downstream (back pressure) until the filter continues; here data keeps arriving.
+// - Body view (envoy-profile.ts bodyView): from Envoy 1.32 the buffered body a data callback sees
+//   includes the current chunk; before (Higress 2.1.x on Envoy 1.27) it is the decoding buffer
+//   alone while the filter buffers, and the chunk is appended only after the callback returns.
 // Failure behaviour: a callback into a failed VM reports `null`; the owner decides (fail closed).
 import { DataAction, HeadersAction } from "./constants.js";
 import type { HeaderMap } from "./header-map.js";
@@ -55,7 +60,7 @@ export class DirectionFlow {
   /** Converted status of the last headers/data callback (null: the filter was not called). */
   lastAction: number | null = null;
 
-  constructor(private readonly hooks: FlowHooks, private readonly bufferLimit: number) {}
+  constructor(private readonly hooks: FlowHooks, public bufferLimit: number, private readonly bodyViewMode: "1.32" | "pre-1.32" = "1.32") {}
 
   /** Whether the filter is holding anything (headers or data). */
   get paused(): boolean {
@@ -120,14 +125,18 @@ export class DirectionFlow {
   }
 
   private runDataCallback(chunk: Buffer): void {
-    const view = this.bufferingForFilter ? Buffer.concat([this.buffered, chunk]) : chunk;
+    // pre-1.32: while buffering, the view is the decoding buffer without this chunk.
+    const chunkHidden = this.bufferingForFilter && this.bodyViewMode === "pre-1.32";
+    const view = this.bufferingForFilter ? (chunkHidden ? this.buffered : Buffer.concat([this.buffered, chunk])) : chunk;
     const priorBuffered = this.bufferingForFilter ? EMPTY : this.buffered;
     this.bodyView = view;
     this.inDataCallback = true;
     const action = this.hooks.callData(view.length, this.endStream);
     this.inDataCallback = false;
     this.lastAction = action;
-    const seen = this.bodyView ?? EMPTY;
+    const viewAfter = this.bodyView ?? EMPTY;
+    // The filter manager appends the hidden chunk once the callback has returned.
+    const seen = chunkHidden ? Buffer.concat([viewAfter, chunk]) : viewAfter;
     this.bodyView = null;
     if (action === null) { this.hooks.vmFailed(); return; }
     if (this.closed) return;

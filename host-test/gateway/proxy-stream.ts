@@ -21,6 +21,8 @@ import type { LocalLoadBalancer } from "./local-lb.js";
 import { PassThroughStream } from "./pass-through.js";
 import type { GatewayStats } from "./stats.js";
 import { splitAddress } from "./address.js";
+import { ROUTER_REPLIES, type RouterReplyKind } from "./http-callout.js";
+import type { ResponseFlagName } from "../abi/constants.js";
 
 // Connection-specific headers are never forwarded (RFC 9110 7.6.1; Envoy strips them).
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer"]);
@@ -117,7 +119,7 @@ export class ProxyStream implements StreamSink {
     }
     if (decision.address === null) {
       this.ending = "no_healthy_upstream";
-      this.filter.hostReply(503, "no_healthy_upstream", "no healthy upstream", "UH");
+      this.routerReply("no_healthy_upstream", "UH");
       return;
     }
     this.upstreamAddress = decision.address;
@@ -211,13 +213,16 @@ export class ProxyStream implements StreamSink {
     this.releaseUpstream();
     if (connectFailure) {
       this.ending = "upstream_connect_failure";
-      this.filter.hostReply(503, "upstream_reset_before_response_started{connection_failure}",
-        "upstream connect error or disconnect/reset before headers. reset reason: connection failure", "UF");
+      this.routerReply("connection_failure", "UF");
     } else {
       this.ending = "upstream_reset";
-      this.filter.hostReply(503, "upstream_reset_before_response_started{connection_termination}",
-        "upstream connect error or disconnect/reset before headers. reset reason: connection termination", "UC");
+      this.routerReply("connection_termination", "UC");
     }
+  }
+
+  private routerReply(kind: RouterReplyKind, flag: ResponseFlagName): void {
+    const r = ROUTER_REPLIES[kind];
+    this.filter.hostReply(r.status, r.details, r.body, flag);
   }
 
   /** A reset after response headers: Envoy can only reset the downstream stream (UR). */
@@ -257,7 +262,7 @@ export class ProxyStream implements StreamSink {
     this.ending = "timeout";
     this.abortUpstream();
     if (!this.downstreamStarted) {
-      this.filter.hostReply(504, "response_timeout", "upstream request timeout", "UT");
+      this.routerReply("timeout", "UT");
       return;
     }
     this.filter.markFlag("UT");

@@ -16,12 +16,14 @@ import { LocalLoadBalancer } from "./local-lb.js";
 import { ProxyStream, type ProxyContext } from "./proxy-stream.js";
 import { GatewayStats } from "./stats.js";
 import { createAdminServer } from "./admin.js";
+import { HIGRESS_PROFILE, type EnvoyProfile } from "../abi/envoy-profile.js";
 
 export interface GatewayOptions {
   /** Envoy healthy_panic_threshold in percent; Istio/Higress disable panic mode (0, the default). */
   panicThresholdPercent?: number;
   failOpen?: boolean;
-  bufferLimitBytes?: number;
+  /** Envoy behaviour where versions/listeners differ (default: Higress 2.2 on HTTP/1, envoy-profile.ts). */
+  profile?: Partial<EnvoyProfile>;
   pluginName?: string;
   /** Seed for the local load balancers (reproducible runs). */
   lbSeed?: number;
@@ -62,7 +64,8 @@ export async function startGateway(cfg: GatewayConfig, opts: GatewayOptions = {}
   for (const h of health.values()) h.start();
   await Promise.all([...health.values()].map((h) => h.checkNow()));
   const panicThresholdPercent = opts.panicThresholdPercent ?? 0;
-  const backend = new GatewayBackend(cfg, health, balancers, agent, panicThresholdPercent);
+  const profile: EnvoyProfile = { ...HIGRESS_PROFILE, ...opts.profile };
+  const backend = new GatewayBackend(cfg, health, balancers, agent, panicThresholdPercent, profile);
   const stats = new GatewayStats();
   let plugin: PluginHost | null = null;
   try {
@@ -74,7 +77,7 @@ export async function startGateway(cfg: GatewayConfig, opts: GatewayOptions = {}
       logLevel: cfg.plugin.log_level,
       pluginName: opts.pluginName ?? "llm-lb",
       failOpen: opts.failOpen ?? false,
-      bufferLimitBytes: opts.bufferLimitBytes ?? 1024 * 1024,
+      profile,
       logEcho: opts.logEcho ?? null,
     });
   } catch (e) {

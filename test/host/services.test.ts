@@ -88,13 +88,13 @@ describe("ticks, logs, http calls", () => {
     expect(s.forwarded?.ended).toBe(true);
   });
 
-  it("http_call to an unknown cluster is BadArgument; a timeout answers with 0 headers", async () => {
+  it("http_call to an unknown cluster is BadArgument; a timeout is the router's 504 local reply (audit row 10)", async () => {
     const h1 = await TestHost.create({ wasm: g, configuration: "http=nope", clusters });
     h1.stream({ headers: { "x-headers-action": "http" } }).sendRequestHeaders(true);
     expect(h1.logMessages().find((m) => m.startsWith("http_call"))).toMatch(/status=2/);
     const h2 = await TestHost.create({ wasm: g, configuration: "http=lookup", clusters });
     h2.stream({ headers: { "x-headers-action": "http" } }).sendRequestHeaders(true);
     h2.advance(1000);
-    expect(h2.logMessages().find((m) => m.startsWith("http_response"))).toMatch(/headers=0 status= body=$/);
+    expect(h2.logMessages().find((m) => m.startsWith("http_response"))).toMatch(/headers=3 status=504 body=upstream request timeout$/);
   });
 });

@@ -39,7 +39,11 @@ export function coreImports(vm: WasmVm): ImportTable {
       const path = mem.readString(pathPtr, pathSize);
       const value = mem.read(valuePtr, valueSize);
       if (path === null || value === null) return WasmResult.InvalidMemoryAccess;
-      setProperty(active(), path, value);
+      const ctx = active();
+      // Envoy's Context::setProperty needs a stream's filter state: on a root context it is
+      // NotFound (audit row 12).
+      if (ctx.kind === "root") return WasmResult.NotFound;
+      setProperty(ctx, path, value);
       return WasmResult.Ok;
     },
     proxy_set_effective_context(id: number) {

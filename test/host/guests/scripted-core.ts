@@ -103,6 +103,8 @@ export function proxy_on_request_headers(ctx: u32, n: u32, eos: u32): u32 {
   bodyActions.set(ctx, getHeader(0, "x-body-action").value);
   respActions.set(ctx, getHeader(0, "x-resp-action").value);
   if (getHeader(0, "x-route-cache-off").status == 0) info("set clear_route_cache status=" + setProperty("clear_route_cache", "off").toString());
+  const limit = getHeader(0, "x-buffer-limit");
+  if (limit.status == 0) info("set buffer limit status=" + setProperty("set_decoder_buffer_limit", limit.value).toString());
   const sh = getHeader(0, "x-set-header");
   if (sh.status == 0) {
     const eq = sh.value.indexOf("=");

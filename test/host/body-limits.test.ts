@@ -58,6 +58,34 @@ describe("decoder buffer limit (Higress per_connection_buffer_limit_bytes)", () 
   });
 });
 
+describe("back pressure: Watermark statuses past the limit", () => {
+  const lookup = { ...clusters, lookup: [{ address: "10.0.0.9:80" }] };
+
+  it("the downstream is not read until the held data is released; then the rest arrives", async () => {
+    const h = await TestHost.create({ wasm: g, clusters: lookup, configuration: "http=lookup", bufferLimitBytes: 8 });
+    const s = h.stream({ method: "POST", headers: { "x-headers-action": "http", "x-body-action": "watermark-until-end" } });
+    s.sendRequestHeaders(false);
+    expect(s.sendRequestBody("0123456789", false)).toBe(DataAction.StopIterationAndWatermark);
+    expect(s.stream.request.readDisabled).toBe(true);
+    s.sendRequestBody("xyz", true);
+    expect(bodyLogs(h)).toEqual(["request_body size=10 eos=0 body=0123456789"]);
+    expect(s.localResponse).toBeNull();
+    h.httpCalls[0].respond({ status: 200 });
+    expect(bodyLogs(h)).toEqual(["request_body size=10 eos=0 body=0123456789", "request_body size=3 eos=1 body=xyz"]);
+    expect(s.forwarded?.body.toString()).toBe("0123456789xyz");
+    expect(s.forwarded?.ended).toBe(true);
+  });
+
+  it("under the limit nothing waits", async () => {
+    const h = await TestHost.create({ wasm: g, clusters: lookup, configuration: "http=lookup", bufferLimitBytes: 64 });
+    const s = h.stream({ method: "POST", headers: { "x-headers-action": "http", "x-body-action": "watermark-until-end" } });
+    s.sendRequestHeaders(false);
+    s.sendRequestBody("0123456789", false);
+    s.sendRequestBody("xyz", true);
+    expect(bodyLogs(h)).toHaveLength(2);
+  });
+});
+
 describe("body view in the data callback while the filter buffers", () => {
   it("Envoy >= 1.32 (default): the buffered body includes the current chunk", async () => {
     const h = await TestHost.create({ wasm: g, clusters });

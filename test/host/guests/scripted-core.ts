@@ -143,6 +143,7 @@ export function proxy_on_request_body(ctx: u32, size: u32, eos: u32): u32 {
   const a = mapGet(bodyActions, ctx);
   if (a == "buffer") return 1;
   if (a == "watermark") return 2;
+  if (a == "watermark-until-end") return eos ? 0 : 2;
   if (a == "nobuffer") return 3;
   if (a == "buffer-until-end") return eos ? 0 : 1;
   if (a == "continue-at-end") {

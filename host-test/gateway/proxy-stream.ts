@@ -30,7 +30,8 @@ const EMPTY = Buffer.alloc(0);
 
 export interface ProxyContext {
   backend: GatewayBackend;
-  plugin: PluginHost | null;
+  /** The Wasm plugin that runs on a route (null: none). */
+  pluginFor(route: RouteConfig): PluginHost | null;
   stats: GatewayStats;
   balancers: Map<string, LocalLoadBalancer>;
   agent: http.Agent;
@@ -85,9 +86,9 @@ export class ProxyStream implements StreamSink {
     // Envoy generates x-request-id when the client sent none (generate_request_id default true).
     if (!headers.has("x-request-id")) headers.add("x-request-id", randomUUID());
     const bodyless = !req.headers["transfer-encoding"] && (req.headers["content-length"] === undefined || req.headers["content-length"] === "0");
-    const usePlugin = ctx.plugin !== null && this.route.plugin;
-    this.filter = usePlugin
-      ? ctx.plugin!.newStream(ctx.plugin!.pickVm(), this, {
+    const plugin = ctx.pluginFor(this.route);
+    this.filter = plugin
+      ? plugin.newStream(plugin.pickVm(), this, {
         route: this.route.name, cluster: this.route.cluster,
         sourceAddress: `${req.socket.remoteAddress}:${req.socket.remotePort}`,
         destinationAddress: `${req.socket.localAddress}:${req.socket.localPort}`,

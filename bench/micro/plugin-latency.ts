@@ -3,12 +3,15 @@
 // robin), interleaved one by one so machine noise hits both alike. Upstream work is made tiny
 // (tiny profile, 1 output token, time scale 1000) so the difference is the plugin: filter
 // callbacks, body buffering, one Redis round trip (EVALSHA) and the release. Also reports the
-// prefix_cache plugin the same way. Run: npm run bench -- plugin-latency
+// prefix_cache plugin the same way, and global_least_request on a gateway that ignores the
+// plugin's Redis flush parameters (Higress < 2.2: Envoy's 3 ms write batching on every call).
+// The host emulates Envoy's Redis write batching (host-test/README.md, row 4).
+// Run: npm run bench -- plugin-latency
 import http from "node:http";
 import { startRedis } from "../../host-test/redis-server.js";
 import { startSimFleet } from "../../host-test/sim/fleet.js";
 import { localGatewayConfig, redisLbConfig } from "../../host-test/local-stack.js";
-import { startGateway, type Gateway } from "../../host-test/gateway/server.js";
+import { startGateway, type Gateway, type GatewayOptions } from "../../host-test/gateway/server.js";
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
@@ -33,14 +36,16 @@ export async function runPluginLatency(requests = 600): Promise<LatencyRow[]> {
   const fleet = await startSimFleet(4, { profile: "tiny", timeScale: 1000 });
   const endpoints = fleet.pods.map((p) => `${p.host}:${p.port}`);
   const gateways: Record<string, Gateway> = {};
-  const setups: Array<[string, Record<string, unknown> | null]> = [
-    ["no plugin (Envoy round robin)", null],
-    ["global_least_request", { lb_policy: "global_least_request", lb_config: redisLbConfig(redis.port) }],
-    ["prefix_cache", { lb_policy: "prefix_cache", lb_config: redisLbConfig(redis.port) }],
+  const glr = { lb_policy: "global_least_request", lb_config: redisLbConfig(redis.port) };
+  const setups: Array<[string, Record<string, unknown> | null, GatewayOptions]> = [
+    ["no plugin (Envoy round robin)", null, {}],
+    ["global_least_request", glr, {}],
+    ["prefix_cache", { lb_policy: "prefix_cache", lb_config: redisLbConfig(redis.port) }, {}],
+    ["global_least_request, Higress < 2.2 (3 ms batching)", glr, { profile: { redisFlushParams: "ignored" } }],
   ];
   try {
-    for (const [name, plugin] of setups) {
-      gateways[name] = await startGateway(localGatewayConfig({ endpoints, redisPort: redis.port, plugin, workers: 2, adminPort: null, logLevel: "warn" }));
+    for (const [name, plugin, options] of setups) {
+      gateways[name] = await startGateway(localGatewayConfig({ endpoints, redisPort: redis.port, plugin, workers: 2, adminPort: null, logLevel: "warn" }), options);
     }
     const body = JSON.stringify({ model: "sim-tiny", messages: [{ role: "system", content: "be brief ".repeat(40) }, { role: "user", content: "hi" }], max_tokens: 1 });
     const samples: Record<string, number[]> = Object.fromEntries(setups.map(([n]) => [n, []]));

@@ -50,4 +50,13 @@ export class LbRoot extends RootContext {
   }
 
   onRedisResponse(token: u32, status: u32, size: u32): void { this.plugin.onRedisResponse(token, status, size); }
+
+  /**
+   * A configuration update replaces this root with a new one on the same VM; once its streams
+   * have ended Envoy deletes it (host-test/README.md row 9): forget it, so nothing leaks.
+   */
+  onDelete(): void {
+    roots.delete(this.context_id);
+    host.log(host.LogLevel.Info, "root context " + this.context_id.toString() + " ended; " + roots.size.toString() + " left in this VM");
+  }
 }

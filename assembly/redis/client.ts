@@ -1,5 +1,13 @@
 // Redis over Higress's proxy_redis_init / proxy_redis_call (higress-abi.md):
-// - init once per VM and cluster; a failed init is retried lazily (at most once per second);
+// - Envoy keeps ONE Redis client per cluster per worker, shared by every VM, root context and
+//   plugin there, and each proxy_redis_init re-initialises it, closing its connections under
+//   everybody's calls in flight (host-test/README.md row 3). So a VM initialises a cluster once
+//   per settings: a new root context (configuration update) or another rule with the same
+//   settings reuses the init; a failed init is retried lazily (at most once per second); a failed
+//   call never triggers a re-init.
+// - The init asks for each call to be written at once (buffer_flush_timeout=0,
+//   max_buffer_size_before_flush=0; honoured from Higress 2.2.0): otherwise Envoy batches writes
+//   for up to 3 ms (row 4).
 // - calls are raw RESP bytes; replies arrive on the ROOT context with the token, and the reply bytes
 //   are readable only inside that callback, so they are parsed there;
 // - scripts go as EVALSHA and are transparently re-sent as EVAL on a NOSCRIPT reply;
@@ -30,6 +38,17 @@ function evalCommand(verb: string, body: string, keys: string[], args: string[])
   return cmd.toBytes();
 }
 
+/** The init's cluster name: the caller's, plus the flush parameters. */
+const FLUSH_PARAMS = "buffer_flush_timeout=0&max_buffer_size_before_flush=0";
+
+/** What this VM last initialised, per Redis cluster lookup name (the name before `?`). */
+const initialisedSettings = new Map<string, string>();
+
+function lookupName(cluster: string): string {
+  const q = cluster.indexOf("?");
+  return q < 0 ? cluster : cluster.substring(0, q);
+}
+
 export class RedisClient {
   private initialized: bool = false;
   private lastInitMs: f64 = -1e18;
@@ -47,9 +66,18 @@ export class RedisClient {
   /** Called at configure time and lazily before calls while not initialised. */
   init(now: f64): bool {
     this.lastInitMs = now;
-    const st = host.redisInit(this.cluster, this.username, this.password, this.timeoutMs);
+    const name = this.cluster + (this.cluster.indexOf("?") < 0 ? "?" : "&") + FLUSH_PARAMS;
+    const lookup = lookupName(this.cluster);
+    const settings = name + "\n" + this.username + "\n" + this.password + "\n" + this.timeoutMs.toString();
+    if (initialisedSettings.has(lookup)) {
+      if (initialisedSettings.get(lookup) == settings) { this.initialized = true; return true; }
+      host.log(host.LogLevel.Warn, "redis cluster " + lookup + " is configured twice with different credentials, database or timeout;"
+        + " Envoy keeps one client per cluster, the last init wins");
+    }
+    const st = host.redisInit(name, this.username, this.password, this.timeoutMs);
     this.initialized = st == host.Status.Ok;
-    if (!this.initialized) host.log(host.LogLevel.Warn, "redis_init(" + this.cluster + ") failed with status " + st.toString() + "; will retry");
+    if (this.initialized) initialisedSettings.set(lookup, settings);
+    else host.log(host.LogLevel.Warn, "redis_init(" + this.cluster + ") failed with status " + st.toString() + "; will retry");
     return this.initialized;
   }
 
@@ -75,10 +103,9 @@ export class RedisClient {
   private send(query: Uint8Array, call: PendingCall, now: f64): bool {
     const r = host.redisCall(this.cluster, query);
     if (r.status != host.Status.Ok) {
+      // Not re-initialised: an init would close the shared client under every call in flight.
       this.failures++;
       this.breaker.onFailure(now);
-      // A cluster the host does not know (or a lost client) needs a new init.
-      this.initialized = false;
       return false;
     }
     this.calls++;

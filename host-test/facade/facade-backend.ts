@@ -50,6 +50,12 @@ export class FacadeBackend implements HostBackend {
   readonly sharedRedis: SharedRedisClients;
   /** redis_init calls that closed a live client (record and real mode). */
   redisReinitCloses = 0;
+  /**
+   * Redis clusters whose load balancer has no host for now: proxy_redis_call fails at once
+   * (Envoy AsyncClientImpl::send returns nullptr, "no available host"; the status Higress's
+   * context.cc then returns was not verified: InternalFailure here).
+   */
+  readonly redisNoHost = new Set<string>();
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly redisEndpoint: RedisEndpoint | null;
 
@@ -101,6 +107,7 @@ export class FacadeBackend implements HostBackend {
   redisCall(worker: number, cluster: string, query: Buffer, done: (reply: Buffer | null) => void): number {
     const lookup = parseRedisClusterName(cluster).lookup;
     if (!this.redisClusters.has(lookup)) return WasmResult.BadArgument;
+    if (this.redisNoHost.has(lookup)) return WasmResult.InternalFailure;
     if (this.redisEndpoint) {
       this.track(this.sharedRedis.client(worker, cluster, this.redisEndpoint).call(query).then(done, () => done(null)));
       return WasmResult.Ok;

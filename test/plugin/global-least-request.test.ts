@@ -31,7 +31,7 @@ describe("picking", () => {
     for (let i = 0; i < 12; i++) {
       const r = postChat(h, undefined, {}, i % 2);
       expect(r.headerAction).toBe(1); // StopIteration: headers held for the body
-      expect(r.bodyAction).toBe(1); // StopIterationAndBuffer while Redis answers
+      expect(r.bodyAction).toBe(2); // StopIterationAndWatermark while Redis answers (never Buffer: no 413)
       await h.redisIdle();
       streams.push(r.s);
     }

@@ -101,8 +101,12 @@ describe("configuration updates under load", () => {
       expect(ended).toHaveLength(5);
       expect(ended.at(-1)).toMatch(/ended; 1 left in this VM$/);
     }
-    // Same Redis settings: the new roots reuse the worker's client instead of closing it.
+    // Same Redis settings: the new roots reuse the worker's client instead of closing it, and
+    // the plugin asked for every call to be written at once (no 3 ms batching).
     expect(gw.backend.redis.reinitCloses).toBe(0);
+    for (const worker of [0, 1]) {
+      expect(gw.backend.redis.settings(worker, `outbound|${port}||redis.static`)).toMatchObject({ bufferFlushTimeoutMs: 0, maxBufferSizeBeforeFlush: 0 });
+    }
     expect(gw.plugin!.logs.records.filter((r) => r.level === "critical")).toEqual([]);
   });
 });

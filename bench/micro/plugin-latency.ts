@@ -12,6 +12,8 @@ import { startRedis } from "../../host-test/redis-server.js";
 import { startSimFleet } from "../../host-test/sim/fleet.js";
 import { localGatewayConfig, redisLbConfig } from "../../host-test/local-stack.js";
 import { startGateway, type Gateway, type GatewayOptions } from "../../host-test/gateway/server.js";
+import { RedisClusterClient } from "../../host-test/gateway/redis-client.js";
+import { encodeCommand } from "../../host-test/resp.js";
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
@@ -68,6 +70,35 @@ export async function runPluginLatency(requests = 600): Promise<LatencyRow[]> {
   }
 }
 
+/**
+ * One Redis call's round trip through the emulated Envoy client, written at once (the plugin's
+ * flush parameters) and with Envoy's default batching (3 ms / 1024 bytes), interleaved.
+ */
+export async function runRedisFlush(calls = 600): Promise<Array<{ setup: string; p50: number; p99: number }>> {
+  const redis = await startRedis();
+  const setups: Array<[string, number, number]> = [["redis call, written at once (0 / 0)", 0, 0], ["redis call, Envoy default batching (3 ms / 1024 B)", 3, 1024]];
+  const clients = setups.map(([, t, m]) => new RedisClusterClient({ host: redis.host, port: redis.port, timeoutMs: 5000, bufferFlushTimeoutMs: t, maxBufferSizeBeforeFlush: m }));
+  try {
+    const samples: number[][] = setups.map(() => []);
+    const query = encodeCommand(["INCR", "bench-flush"]);
+    for (let i = 0; i < calls + 50; i++) {
+      for (let k = 0; k < clients.length; k++) {
+        const t0 = process.hrtime.bigint();
+        await clients[k].call(query);
+        if (i >= 50) samples[k].push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+    }
+    return setups.map(([setup], k) => ({ setup, p50: pct(samples[k], 0.5), p99: pct(samples[k], 0.99) }));
+  } finally {
+    for (const c of clients) c.close();
+    await redis.stop();
+  }
+}
+
+export function flushTable(rows: Array<{ setup: string; p50: number; p99: number }>): string {
+  return ["| Redis client | p50 ms | p99 ms |", "|---|---|---|", ...rows.map((r) => `| ${r.setup} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} |`)].join("\n");
+}
+
 export function latencyTable(rows: LatencyRow[]): string {
   const f = (x: number) => x.toFixed(2);
   return ["| gateway | p50 ms | p99 ms | added p50 ms | added p99 ms |", "|---|---|---|---|---|",
@@ -76,4 +107,5 @@ export function latencyTable(rows: LatencyRow[]): string {
 
 if (process.argv[1]?.endsWith("plugin-latency.ts")) {
   console.log(latencyTable(await runPluginLatency(Number(process.argv[2] ?? 600))));
+  console.log(flushTable(await runRedisFlush(Number(process.argv[2] ?? 600))));
 }

@@ -47,6 +47,14 @@ export interface EnvoyProfile {
    * (older: always 3 ms / 1024 bytes).
    */
   redisFlushParams: "honoured" | "ignored";
+  /**
+   * Row 6. Which Higress proxy-wasm host registers the Higress imports (0_2_1 / 0_2_100 modules):
+   * "27df305" (higress-group/proxy-wasm-cpp-host, 2025-06-04; Higress >= 2.1.4) registers
+   * proxy_redis_init, proxy_redis_call, proxy_inject_encoded_data_to_filter_chain,
+   * proxy_set_upstream_override_host and proxy_get_upstream_hosts; "7850d17" (older Higress) only
+   * the two Redis calls, so a module importing the others is refused (src/wasm.cc registerCallbacks).
+   */
+  higressHost: "27df305" | "7850d17";
 }
 
 /** Higress 2.2's Envoy on HTTP/1.1 or HTTP/2, with its default gateway settings. */
@@ -57,6 +65,7 @@ export const HIGRESS_PROFILE: EnvoyProfile = {
   vmRecoveryIntervalMs: 5000,
   redisReinit: "always-close",
   redisFlushParams: "honoured",
+  higressHost: "27df305",
 };
 
 /** Envoy's Redis raw client batching defaults (raw_client_impl.cc makeRawRequest; AsyncClientConfig). */

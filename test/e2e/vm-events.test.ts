@@ -11,15 +11,18 @@ const CLUSTER = "outbound|8000||vllm.static";
 const NS = `{llmlb:llm:${CLUSTER}}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function post(url: string, maxTokens: number): { done: Promise<{ status: number; pod: string }>; abort(): void } {
+interface Answer { status: number; pod: string; debug: string }
+
+function post(url: string, maxTokens: number): { done: Promise<Answer>; abort(): void } {
   let req!: http.ClientRequest;
-  const done = new Promise<{ status: number; pod: string }>((resolve) => {
+  const done = new Promise<Answer>((resolve) => {
     req = http.request(`${url}/v1/chat/completions`, { method: "POST", agent: false, headers: { "content-type": "application/json" } }, (res) => {
       res.resume();
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, pod: String(res.headers["x-sim-pod"] ?? "") }));
-      res.on("error", () => resolve({ status: -1, pod: "" }));
+      const answer = () => ({ status: res.statusCode ?? 0, pod: String(res.headers["x-sim-pod"] ?? ""), debug: String(res.headers["x-llmlb-debug"] ?? "") });
+      res.on("end", () => resolve(answer()));
+      res.on("error", () => resolve({ ...answer(), status: -1 }));
     });
-    req.on("error", () => resolve({ status: -1, pod: "" }));
+    req.on("error", () => resolve({ status: -1, pod: "", debug: "" }));
     req.end(JSON.stringify({ model: "sim-tiny", messages: [{ role: "user", content: "hello" }], max_tokens: maxTokens, ignore_eos: true }));
   });
   return { done, abort: () => req.destroy() };
@@ -37,7 +40,7 @@ describe("a forced trap, then recovery", () => {
     stack = await startLocalStack({
       pods: 3, workers: 1, healthCheckMs: 200,
       fleet: { profile: "tiny", timeScale: 1, profileOverrides: { stepBaseMs: 10 } },
-      plugin: (port) => ({ lb_policy: "global_least_request", lb_config: { ...redisLbConfig(port), leaseTTL: 2 } }),
+      plugin: (port) => ({ lb_policy: "global_least_request", lb_config: { ...redisLbConfig(port), leaseTTL: 2, debugHeader: "x-llmlb-debug" } }),
     });
     redis = new Redis(stack.redis.port, stack.redis.host);
   }, 30_000);
@@ -64,6 +67,12 @@ describe("a forced trap, then recovery", () => {
     await sleep(150);
     // The new acquire settled the expired leases: only the open stream counts now.
     expect(await inFlight(redis)).toBe(1);
+    const busy = (await redis.zrangebyscore(`${NS}:load`, 1, "+inf"))[0];
+    // A shared pick through Redis by the new VM avoids the busy pod.
+    const probe = await post(gw.url, 1).done;
+    expect(probe.status).toBe(200);
+    expect(probe.debug).toContain("reason=least_request");
+    expect(probe.debug).not.toContain(`host=${busy}`);
     held.abort();
     await held.done;
     await sleep(100);

@@ -12,35 +12,19 @@
 // Plus envoy/Dockerfile: the image layout Higress pulls, built from what `npm run build` writes.
 import fs from "node:fs";
 import path from "node:path";
-import { parseAllDocuments, stringify } from "yaml";
+import { stringify } from "yaml";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadGatewayConfig, parseGatewayConfig } from "../../host-test/gateway/config.js";
 import { startGateway, type Gateway } from "../../host-test/gateway/server.js";
+import { wasmPluginConfigs, yamlDocs, yamlFiles, type Obj } from "./doc-configs.js";
 
-type Obj = Record<string, any>;
 const ROOT = "envoy";
 const WASM = path.resolve("build/ai-load-balancer.wasm");
 
-function yamlFiles(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const p = path.join(dir, e.name);
-    return e.isDirectory() ? yamlFiles(p) : /\.ya?ml$/.test(e.name) ? [p] : [];
-  });
-}
-
 const files = yamlFiles(ROOT);
-const docs = files.filter((f) => !f.startsWith(path.join(ROOT, "local"))).flatMap((file) =>
-  parseAllDocuments(fs.readFileSync(file, "utf8")).map((d, i) => {
-    if (d.errors.length > 0) throw new Error(`${file} document ${i}: ${d.errors[0].message}`);
-    return { file, doc: d.toJS() as Obj };
-  }));
+const docs = yamlDocs(ROOT);
 const ofKind = (kind: string) => docs.filter((d) => d.doc?.kind === kind);
-
-/** Every plugin configuration of the WasmPlugins, with where it came from. */
-const pluginConfigs = ofKind("WasmPlugin").flatMap(({ file, doc }) => [
-  ...(doc.spec.defaultConfig ? [{ where: `${file} defaultConfig`, config: doc.spec.defaultConfig as Obj, routes: [] as string[] }] : []),
-  ...(doc.spec.matchRules ?? []).map((r: Obj, i: number) => ({ where: `${file} matchRules[${i}]`, config: r.config as Obj, routes: (r.ingress ?? []) as string[] })),
-]);
+const pluginConfigs = wasmPluginConfigs(ROOT);
 
 /** Clusters the McpBridges in envoy/ register: outbound|<port>||<name>.<type>. */
 const bridgeClusters = ofKind("McpBridge").flatMap(({ doc }) => (doc.spec.registries as Obj[]).map((r) => `outbound|${r.port}||${r.name}.${r.type}`));

@@ -69,6 +69,11 @@ describe("npm start --no-demo", () => {
     expect(header(b.text, "x-sim-pod")).toBe(header(a.text, "x-sim-pod"));
     expect(header(b.text, "x-llmlb-debug")).toContain("reason=prefix_hit");
 
+    // The admin address it prints serves the plugin's stats in Prometheus text (what the dashboard reads).
+    const admin = /admin +(http:\/\/\S+\/stats\/prometheus)/.exec(cli.output())![1];
+    const stats = await (await fetch(admin)).text();
+    expect(Number(/^llmlb_picks_redis_total (\d+)$/m.exec(stats)?.[1])).toBeGreaterThanOrEqual(commands.length);
+
     const below = descendants(cli.child.pid!);
     expect(below.map((p) => p.comm)).toContain("redis-server");
     process.kill(-cli.child.pid!, "SIGINT"); // Ctrl-C reaches the whole job

@@ -43,7 +43,7 @@ it.each(POLICIES)("envoy/README.md's ACL user is enough for %s, and can touch no
   });
   const gw = await startGateway(cfg, { logEcho: (r) => { if (["warn", "error", "critical"].includes(r.level)) problems.push(r.message); } });
   cleanups.push(() => gw.close());
-  const user = new Redis({ port: redis.port, host: redis.host, username: "llmlb", password: "s3cret", lazyConnect: true });
+  const user = new Redis({ port: redis.port, host: redis.host, username: "llmlb", password: "s3cret", lazyConnect: true, enableReadyCheck: false });
   try {
     const url = gw.url;
     for (let i = 0; i < 4; i++) {

@@ -6,7 +6,10 @@ import { JsonValue } from "../json/value";
 
 export class ConfigErrors {
   messages: string[] = [];
+  /** Accepted but worth telling: keys Higress reads that this plugin ignores, ignored matchers. */
+  warnings: string[] = [];
   add(message: string): void { this.messages.push(message); }
+  warn(message: string): void { this.warnings.push(message); }
   get ok(): bool { return this.messages.length == 0; }
   first(): string { return this.messages.length > 0 ? this.messages[0] : ""; }
 }
@@ -108,6 +111,20 @@ export class ConfigReader {
       }
       out.push(items[i].str());
     }
+    return out;
+  }
+
+  /** A `_match_*_` value the way Higress's SDK reads it: a list of strings, or one string for a
+   *  one-element list; `dropEmpty` leaves out "" entries (routes, services, route prefixes). */
+  matchList(name: string, dropEmpty: bool): string[] {
+    const v = this.value(name);
+    const out = new Array<string>();
+    if (v !== null && v.isString()) {
+      if (!dropEmpty || v.str().length > 0) out.push(v.str());
+      return out;
+    }
+    const items = this.strList(name);
+    for (let i = 0; i < items.length; i++) if (!dropEmpty || items[i].length > 0) out.push(items[i]);
     return out;
   }
 

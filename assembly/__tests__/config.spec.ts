@@ -246,3 +246,53 @@ describe("_rules_ match as Higress's SDK matcher (table)", () => {
     expect(error(`{"_rules_":[{"_match_domain_":[7],"lb_policy":"header"}]}`)).toBe("_rules_[0]._match_domain_[0] must be a string, got 7");
   });
 });
+
+describe("keys Higress reads", () => {
+  it("cluster_metrics with every Higress key is accepted, with one warning that it is not implemented", () => {
+    const r = parsePluginConfig(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"mode":"AdaptiveScore",
+      "service_list":["outbound|80||a.dns","outbound|80||b.dns"],"cluster_header":"x-c","rate_limit":0.9,"queue_size":50,
+      "ewma_beta":0.4,"p2c_choices":2,"ttft_weight":0.5,"total_latency_weight":0.5,"error_penalty":2,"failure_cooldown_ms":1000,
+      "metrics_missing_policy":"least_busy","global_inflight_enabled":true,"global_inflight_key_prefix":"p",
+      "global_inflight_timeout":500,"global_inflight_key_ttl":60,"serviceFQDN":"redis.static","servicePort":6379,
+      "username":"u","password":"p","database":1}}`);
+    expect(r.error).toBe("");
+    expect(r.warnings.length).toBe(1);
+    expectContains(r.warnings[0], "lb_policy cluster_metrics is accepted but not implemented");
+  });
+
+  it("cluster_hash is accepted; its weights must sum to 100 as in Higress", () => {
+    const ok = parsePluginConfig(`{"lb_type":"cluster","lb_policy":"cluster_hash","lb_config":{"hash_header":"x-user",
+      "clusters":[{"cluster":"outbound|80||a.dns","weight":60},{"cluster":"outbound|80||b.dns","weight":40}]}}`);
+    expect(ok.error).toBe("");
+    expect(error(`{"lb_type":"cluster","lb_policy":"cluster_hash","lb_config":{"clusters":[{"cluster":"a","weight":60}]}}`))
+      .toBe("lb_config.clusters weights must sum to 100, got 60");
+    expect(error(`{"lb_type":"cluster","lb_policy":"cluster_hash","lb_config":{}}`))
+      .toBe("lb_config.clusters must be a non-empty list of {cluster, weight}");
+  });
+
+  it("what Higress refuses in cluster_metrics is refused", () => {
+    expect(error(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"mode":"LeastBusy"}}`))
+      .toBe("lb_config.service_list must be a non-empty list of cluster names");
+    expectContains(error(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"ewma_beta":1.5}}`),
+      "lb_config.ewma_beta must be a number in [0.0, 1.0], got 1.5");
+    expect(error(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"global_inflight_enabled":true}}`))
+      .toBe("lb_config.serviceFQDN and servicePort are required when global_inflight_enabled is true");
+  });
+
+  it("lb_type and policy families must agree, as in Higress", () => {
+    expectContains(error(`{"lb_policy":"cluster_metrics","lb_config":{"service_list":["a"]}}`), "lb_policy cluster_metrics cannot be used with lb_type endpoint");
+    expectContains(error(`{"lb_type":"cluster","lb_policy":"prefix_cache"}`), "lb_policy prefix_cache cannot be used with lb_type cluster");
+  });
+
+  it("keys of other Higress policies inside an endpoint policy are accepted and named in one warning", () => {
+    const r = parsePluginConfig(`{"lb_policy":"global_least_request","lb_config":{"serviceFQDN":"r","servicePort":1,"hash_header":"x","stickyTimeout":5}}`);
+    expect(r.error).toBe("");
+    expect(r.warnings.length).toBe(1);
+    expect(r.warnings[0]).toBe("lb_config.hash_header, lb_config.stickyTimeout: read by Higress, ignored here (not used by lb_policy global_least_request)");
+  });
+
+  it("a true unknown key is still refused, named", () => {
+    expect(error(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"ewma_alpha":0.5}}`))
+      .toBe("lb_config.ewma_alpha is not a known key");
+  });
+});

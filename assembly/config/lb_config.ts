@@ -7,16 +7,18 @@ import { JsonValue } from "../json/value";
 import { ConfigErrors, ConfigReader } from "./reader";
 import { PrefixSettings, parsePrefixSettings, PREFIX_KEYS } from "./prefix_settings";
 import { MetricsSettings, parseMetricsSettings, METRICS_KEYS } from "./metrics_settings";
+import { checkClusterPolicy, isClusterPolicy, POLICY_CLUSTER_HASH, POLICY_CLUSTER_METRICS } from "./cluster_settings";
+import { checkKeys, HIGRESS_FOREIGN_KEYS } from "./higress_keys";
+
 
 export const POLICY_NONE = "none";
 export const POLICY_GLOBAL_LEAST_REQUEST = "global_least_request";
 export const POLICY_PREFIX_CACHE = "prefix_cache";
 export const POLICY_ENDPOINT_METRICS = "endpoint_metrics";
-export const POLICY_CLUSTER_METRICS = "cluster_metrics";
 export const POLICY_HEADER = "header";
 
 const POLICIES: string[] = [POLICY_GLOBAL_LEAST_REQUEST, POLICY_PREFIX_CACHE, POLICY_ENDPOINT_METRICS,
-  "least_busy", "metrics_based", POLICY_CLUSTER_METRICS, POLICY_HEADER];
+  "least_busy", "metrics_based", POLICY_CLUSTER_METRICS, POLICY_CLUSTER_HASH, POLICY_HEADER];
 
 export class RedisSettings {
   /** Envoy cluster name: outbound|<port>||<fqdn>[?db=N]. */
@@ -74,8 +76,6 @@ const COMMON_KEYS: string[] = ["serviceFQDN", "servicePort", "serviceHost", "use
   "failurePenalty", "failurePenaltySeconds", "breakerFailures", "breakerOpenSeconds", "destinationHeader",
   "debugHeader", "staticHosts", "healthyStatuses", "bodilessRequests", "maxBodyBytes", "enableDetailLog",
   "header", "logLevel", "keyScope"];
-// Higress's cluster_metrics keys (lb_type: cluster): accepted so configurations migrate unchanged.
-const CLUSTER_METRICS_KEYS: string[] = ["mode", "service_list", "rate_limit", "queue_size", "cluster_header"];
 
 function needsRedis(policy: string): bool {
   return policy == POLICY_GLOBAL_LEAST_REQUEST || policy == POLICY_PREFIX_CACHE;
@@ -104,16 +104,19 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
   c.lbType = top.choice("lb_type", "endpoint", ["endpoint", "cluster"]);
   let policy = top.choice("lb_policy", POLICY_NONE, POLICIES);
   if (policy == "least_busy" || policy == "metrics_based") policy = POLICY_ENDPOINT_METRICS;
-  if (c.lbType == "cluster" && policy != POLICY_CLUSTER_METRICS && policy != POLICY_NONE) {
-    errors.add(top.key("lb_policy") + " must be cluster_metrics when lb_type is cluster, got '" + policy + "'");
+  // Higress: lb_type cluster takes only cluster policies, endpoint only endpoint ones (main.go 60-93).
+  if (policy != POLICY_NONE && (c.lbType == "cluster") != isClusterPolicy(policy)) {
+    errors.add(top.key("lb_policy") + " " + policy + " cannot be used with lb_type " + c.lbType +
+      (c.lbType == "cluster" ? " (cluster_metrics or cluster_hash)" : " (cluster_metrics and cluster_hash need lb_type: cluster)"));
   }
   c.policy = policy;
   const r = top.child("lb_config");
-  if (policy == POLICY_CLUSTER_METRICS) {
-    r.rejectUnknown(CLUSTER_METRICS_KEYS);
+  if (isClusterPolicy(policy)) {
+    checkClusterPolicy(r, policy, top.key("lb_policy"));
     return c; // accepted for migration; see README (the route keeps its own load balancing)
   }
-  r.rejectUnknown(COMMON_KEYS.concat(PREFIX_KEYS).concat(METRICS_KEYS));
+  const ours = COMMON_KEYS.concat(PREFIX_KEYS).concat(METRICS_KEYS);
+  checkKeys(r, ours, HIGRESS_FOREIGN_KEYS, "not used by lb_policy " + policy);
   c.redis = parseRedis(r, policy);
   c.keyPrefix = r.str("keyPrefix", c.keyPrefix);
   c.keyScope = r.choice("keyScope", "route_cluster", ["route_cluster", "cluster"]);

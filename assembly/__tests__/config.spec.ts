@@ -296,3 +296,63 @@ describe("keys Higress reads", () => {
       .toBe("lb_config.ewma_alpha is not a known key");
   });
 });
+
+const GLR = `"lb_policy":"global_least_request","lb_config":{"serviceFQDN":"r","servicePort":6379`;
+function glr(extra: string): string { return "{" + GLR + "," + extra + "}}"; }
+
+describe("validation refuses what the plugin cannot use", () => {
+  it("numbers: numeric strings are numbers, a number followed by junk is not", () => {
+    expect(parsePluginConfig(glr(`"timeout":"2500"`)).config!.defaultConfig!.redis!.timeoutMs).toBe(2500);
+    expect(error(glr(`"timeout":"3s"`))).toBe("lb_config.timeout must be an integer in [0, 60000] (milliseconds), got '3s'");
+    expect(error(glr(`"maxRequestCount":"10abc"`))).toBe("lb_config.maxRequestCount must be an integer in [0, 1000000000], got '10abc'");
+    expect(error(`{"lb_policy":"global_least_request","lb_config":{"serviceFQDN":"r","servicePort":"6379; FLUSHALL"}}`))
+      .toBe("lb_config.servicePort must be an integer in [0, 65535], got '6379; FLUSHALL'");
+    expectContains(error(glr(`"timeout":" 100"`)), "lb_config.timeout must be an integer");
+    expectContains(error(glr(`"timeout":"0x10"`)), "lb_config.timeout must be an integer");
+    expect(parsePluginConfig(`{"lb_policy":"endpoint_metrics","lb_config":{"rate_limit":"0.6"}}`).config!.defaultConfig!.metrics.rateLimit).toBe(0.6);
+    expectContains(error(`{"lb_policy":"endpoint_metrics","lb_config":{"rate_limit":"0.6x"}}`), "lb_config.rate_limit must be a number");
+  });
+
+  it("Higress's zero-means-default durations", () => {
+    const c = parsePluginConfig(glr(`"timeout":0,"cleanInterval":0`)).config!.defaultConfig!;
+    expect(c.redis!.timeoutMs).toBe(3000);
+    expect(c.hostStaleMs).toBe(60 * 60000);
+    const p = parsePluginConfig(`{"lb_policy":"prefix_cache","lb_config":{"serviceFQDN":"r","servicePort":1,"redisKeyTTL":0}}`).config!.defaultConfig!;
+    expect(p.prefix.keyTtlSeconds).toBe(1800);
+  });
+
+  it("header names must be HTTP tokens", () => {
+    expect(error(glr(`"debugHeader":"x bad header"`)))
+      .toBe("lb_config.debugHeader must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~), got 'x bad header'");
+    expect(error(glr(`"destinationHeader":"x-dest\\r\\nx-injected: 1"`)))
+      .toBe("lb_config.destinationHeader must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~), got 'x-dest\\r\\nx-injected: 1'");
+    expectContains(error(glr(`"priorityHeader":""`)), "lb_config.priorityHeader must be an HTTP header name");
+    expectContains(error(`{"lb_policy":"header","lb_config":{"header":":authority"}}`), "lb_config.header must be an HTTP header name");
+    expect(parsePluginConfig(glr(`"debugHeader":"X-LLMLB-Debug","destinationHeader":""`)).config!.defaultConfig!.debugHeader).toBe("x-llmlb-debug");
+  });
+
+  it("hosts must be ip:port or host:port", () => {
+    const ok = parsePluginConfig(glr(`"staticHosts":["10.0.0.1:8000","[::1]:80","pod-a.vllm.svc:8000"]`));
+    expect(ok.error).toBe("");
+    expect(ok.config!.defaultConfig!.staticHosts.length).toBe(3);
+    expect(error(glr(`"staticHosts":["10.0.0.1 8000"]`))).toBe("lb_config.staticHosts[0] must be ip:port or host:port, got '10.0.0.1 8000'");
+    expectContains(error(glr(`"staticHosts":["10.0.0.1:8000 "]`)), "lb_config.staticHosts[0] must be ip:port");
+    expectContains(error(glr(`"staticHosts":["10.0.0.1:0"]`)), "lb_config.staticHosts[0] must be ip:port");
+    expectContains(error(glr(`"staticHosts":["10.0.0.1"]`)), "lb_config.staticHosts[0] must be ip:port");
+    expectContains(error(glr(`"staticHosts":["[zz]:80"]`)), "lb_config.staticHosts[0] must be ip:port");
+    expect(error(`{"lb_policy":"global_least_request","lb_config":{"serviceFQDN":"redis|static","servicePort":6379}}`))
+      .toBe("lb_config.serviceFQDN must be a host name such as redis.static, got 'redis|static'");
+  });
+
+  it("other values the plugin writes somewhere", () => {
+    expectContains(error(glr(`"keyPrefix":"a}b"`)), "lb_config.keyPrefix must be non-empty without '{', '}'");
+    expectContains(error(glr(`"healthyStatuses":["healthy"]`)), "lb_config.healthyStatuses[0] must be one of Healthy");
+    expectContains(error(`{"lb_policy":"endpoint_metrics","lb_config":{"metricsPath":"metrics"}}`), "lb_config.metricsPath must be a path");
+  });
+
+  it("a numeric password is refused without printing it", () => {
+    const e = error(glr(`"password":987654`));
+    expect(e).toBe("lb_config.password must be a string (quote it in YAML), got a number (value not shown)");
+    expect(e.includes("987654")).toBe(false);
+  });
+});

@@ -28,7 +28,9 @@ export class PrefixSettings {
 
 export function parsePrefixSettings(r: ConfigReader): PrefixSettings {
   const s = new PrefixSettings();
-  s.keyTtlSeconds = r.int("redisKeyTTL", 1800, 1, 31536000);
+  // Higress: 0 or missing means 1800 s.
+  const ttl = r.int("redisKeyTTL", 1800, 0, 31536000, "seconds");
+  s.keyTtlSeconds = ttl == 0 ? 1800 : ttl;
   s.compat = r.bool("compat", false);
   s.orderSensitive = r.bool("orderSensitive", false);
   if (s.compat && s.orderSensitive) r.errors.add(r.key("orderSensitive") + " cannot be true when compat is true (Higress keys are not position-salted)");

@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
-import { parse as parseYaml } from "yaml";
+import { parse as parseYaml, YAMLError } from "yaml";
 import type { LbPolicy } from "./local-lb.js";
 
 export interface ListenerConfig { host: string; port: number }
@@ -208,10 +208,15 @@ function parsePlugin(value: unknown, key: string, baseDir: string): PluginConfig
   let configuration: string;
   if (raw === undefined || raw === null) configuration = "{}";
   else if (typeof raw === "string") {
-    try { JSON.parse(raw); } catch { fail(`${key}.configuration`, "a JSON document", raw); }
+    // The plugin configuration may hold a Redis password: the message names where the JSON
+    // breaks, never its text (V8's JSON.parse message quotes the input, so it is not used).
+    try { JSON.parse(raw); } catch (e) {
+      const at = /position (\d+)/.exec((e as Error).message);
+      throw new Error(`${key}.configuration: expected a JSON document, got invalid JSON${at ? ` (at character ${at[1]})` : ""}; its text is not shown`);
+    }
     configuration = raw;
   } else if (typeof raw === "object") configuration = JSON.stringify(raw);
-  else fail(`${key}.configuration`, "a mapping or a JSON string", raw);
+  else fail(`${key}.configuration`, "a mapping or a JSON string", typeof raw);
   return {
     wasm: path.resolve(baseDir, wasm),
     root_id: stringField(o, "root_id", key, ""),
@@ -221,9 +226,18 @@ function parsePlugin(value: unknown, key: string, baseDir: string): PluginConfig
   };
 }
 
+/** Where and what, without the `yaml` library's excerpt of the file (which can show a password). */
+function yamlProblem(e: unknown): string {
+  if (e instanceof YAMLError) {
+    const pos = e.linePos?.[0];
+    return `${e.code}${pos ? ` at line ${pos.line}, column ${pos.col}` : ""}; the file's text is not shown`;
+  }
+  return "unreadable document";
+}
+
 export function parseGatewayConfig(text: string, baseDir: string): GatewayConfig {
   let doc: unknown;
-  try { doc = parseYaml(text); } catch (e) { throw new Error(`gateway config: invalid YAML: ${(e as Error).message}`); }
+  try { doc = parseYaml(text); } catch (e) { throw new Error(`gateway config: invalid YAML: ${yamlProblem(e)}`); }
   const root = objectAt(doc ?? {}, "gateway config");
   const clusters = arrayField(root, "clusters", "gateway config").map((c, i) => parseCluster(c, `clusters[${i}]`));
   const names = new Set<string>();

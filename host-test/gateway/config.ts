@@ -186,13 +186,15 @@ function parseCluster(value: unknown, key: string): ClusterConfig {
   };
 }
 
-function parseRoute(value: unknown, key: string, index: number): RouteConfig {
+function parseRoute(value: unknown, key: string): RouteConfig {
   const o = objectAt(value, key);
   const match = optionalObject(o, "match", `${key}.match`) ?? {};
   const domains = match.domains === undefined ? ["*"] : arrayField(match, "domains", `${key}.match`).map((d, i) =>
     typeof d === "string" && d !== "" ? d : fail(`${key}.match.domains[${i}]`, "a non-empty string", d));
   return {
-    name: stringField(o, "name", key, `route-${index}`),
+    // Envoy's Route.name is optional; an unnamed route gives the filter an empty `route_name`
+    // property (context.cc: StreamInfo::getRouteName()), which no `_match_route_` rule matches.
+    name: stringField(o, "name", key, ""),
     match: { prefix: stringField(match, "prefix", `${key}.match`, "/"), domains },
     cluster: stringField(o, "cluster", key),
     timeout_ms: intField(o, "timeout_ms", key, DEFAULT_ROUTE_TIMEOUT_MS, 0),
@@ -246,7 +248,7 @@ export function parseGatewayConfig(text: string, baseDir: string): GatewayConfig
     names.add(c.name);
   });
   const routes = (root.routes === undefined ? [] : arrayField(root, "routes", "gateway config"))
-    .map((r, i) => parseRoute(r, `routes[${i}]`, i));
+    .map((r, i) => parseRoute(r, `routes[${i}]`));
   routes.forEach((r, i) => {
     const target = clusters.find((c) => c.name === r.cluster);
     if (!target || target.type !== "static") fail(`routes[${i}].cluster`, "the name of a static cluster", r.cluster);

@@ -45,7 +45,7 @@ describe("Higress configurations", () => {
     const compat = parsePluginConfig(`{"lb_policy":"prefix_cache","lb_config":{"serviceFQDN":"r","servicePort":1,"compat":true}}`).config!.defaultConfig!;
     expect(compat.prefix.blockBoundary).toBe("user");
     expect(error(`{"lb_policy":"prefix_cache","lb_config":{"serviceFQDN":"r","servicePort":1,"compat":true,"blockBoundary":"message"}}`))
-      .toBe("lb_config.blockBoundary must be user when compat is true (Higress closes blocks at user messages only)");
+      .toBe("lb_config.blockBoundary must be user when compat is true (Higress closes blocks at user messages only), got 'message'");
   });
 
   it("maps the old endpoint_metrics names", () => {
@@ -91,7 +91,7 @@ describe("bad configurations name the key", () => {
       .toBe("_rules_[0].lb_config.header must be a string, got 7");
   });
   it("a rule without a matcher", () => {
-    expectContains(error(`{"_rules_":[{"lb_policy":"header"}]}`), "_rules_[0] needs a non-empty _match_route_");
+    expectContains(error(`{"_rules_":[{"lb_policy":"header"}]}`), "_rules_[0] must have a non-empty _match_route_");
   });
   it("lb_config without lb_policy", () => { expectContains(error(`{"lb_config":{}}`), "lb_policy is required"); });
 });
@@ -216,7 +216,7 @@ describe("_rules_ match as Higress's SDK matcher (table)", () => {
   });
 
   it("a rule whose match lists are all empty is refused", () => {
-    expectContains(error(`{"_rules_":[{"_match_route_":[""],"_match_service_":[],"lb_policy":"header"}]}`), "_rules_[0] needs a non-empty");
+    expectContains(error(`{"_rules_":[{"_match_route_":[""],"_match_service_":[],"lb_policy":"header"}]}`), "_rules_[0] must have a non-empty");
   });
 
   it("a rule with lb_config but no lb_policy is refused (Higress refuses any rule without lb_policy)", () => {
@@ -280,8 +280,9 @@ describe("keys Higress reads", () => {
   });
 
   it("lb_type and policy families must agree, as in Higress", () => {
-    expectContains(error(`{"lb_policy":"cluster_metrics","lb_config":{"service_list":["a"]}}`), "lb_policy cluster_metrics cannot be used with lb_type endpoint");
-    expectContains(error(`{"lb_type":"cluster","lb_policy":"prefix_cache"}`), "lb_policy prefix_cache cannot be used with lb_type cluster");
+    expect(error(`{"lb_policy":"cluster_metrics","lb_config":{"service_list":["a"]}}`))
+      .toBe("lb_policy must be an endpoint policy when lb_type is endpoint (cluster_metrics and cluster_hash need lb_type: cluster), got 'cluster_metrics'");
+    expect(error(`{"lb_type":"cluster","lb_policy":"prefix_cache"}`)).toBe("lb_policy must be cluster_metrics or cluster_hash when lb_type is cluster, got 'prefix_cache'");
   });
 
   it("keys of other Higress policies inside an endpoint policy are accepted and named in one warning", () => {

@@ -20,7 +20,7 @@ export function checkClusterPolicy(r: ConfigReader, policy: string, policyKey: s
     r.num("ewma_beta", 0.5, 0.0, 1.0);
     const ttft = r.num("ttft_weight", 0.7, 0.0, 1e9);
     const total = r.num("total_latency_weight", 0.3, 0.0, 1e9);
-    if (ttft == 0 && total == 0) r.errors.add(r.key("ttft_weight") + " and total_latency_weight cannot both be 0");
+    if (ttft == 0 && total == 0) r.errors.add(r.key("ttft_weight") + " must be > 0 when total_latency_weight is 0, got 0");
     r.num("error_penalty", 3.0, 0.0, 1e9);
     r.int("failure_cooldown_ms", 30000, 0, 86400000);
     r.int("global_inflight_timeout", 3000, 0, 60000);

@@ -122,8 +122,9 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
   if (policy == "least_busy" || policy == "metrics_based") policy = POLICY_ENDPOINT_METRICS;
   // Higress: lb_type cluster takes only cluster policies, endpoint only endpoint ones (main.go 60-93).
   if (policy != POLICY_NONE && (c.lbType == "cluster") != isClusterPolicy(policy)) {
-    errors.add(top.key("lb_policy") + " " + policy + " cannot be used with lb_type " + c.lbType +
-      (c.lbType == "cluster" ? " (cluster_metrics or cluster_hash)" : " (cluster_metrics and cluster_hash need lb_type: cluster)"));
+    errors.add(top.key("lb_policy") + (c.lbType == "cluster"
+      ? " must be cluster_metrics or cluster_hash when lb_type is cluster, got '"
+      : " must be an endpoint policy when lb_type is endpoint (cluster_metrics and cluster_hash need lb_type: cluster), got '") + policy + "'");
   }
   c.policy = policy;
   const r = top.child("lb_config");

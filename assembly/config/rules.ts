@@ -115,7 +115,7 @@ function parseRules(items: JsonValue[], cfg: PluginConfig, errors: ConfigErrors)
     const hasDomain = rule.domains.length > 0;
     const hasService = rule.services.length > 0;
     if (!hasRoute && !hasDomain && !hasService && rule.routePrefixes.length == 0) {
-      errors.add(path + " needs a non-empty _match_route_, _match_domain_, _match_service_ or _match_route_prefix_");
+      errors.add(path + " must have a non-empty _match_route_, _match_domain_, _match_service_ or _match_route_prefix_, got none");
     }
     rule.category = ruleCategory(hasRoute, hasDomain, hasService);
     warnIgnoredMatchers(rule, r);

@@ -74,4 +74,9 @@ describe("_rules_ through the gateway", () => {
   it("no rule matches: the top-level config", async () => {
     expect(await ruleFor("/x", "localhost")).toBe("top");
   });
+  it("an ignored matcher is named in one warning line per VM", () => {
+    const warnings = (gw.plugin?.logs.records ?? []).filter((r) => r.level === "warn" && r.message.includes("configuration accepted with warnings: "));
+    expect(warnings.length).toBe(1);
+    expect(warnings[0].message).toContain("_rules_[1]._match_service_ is ignored: this rule matches by _match_domain_");
+  });
 });

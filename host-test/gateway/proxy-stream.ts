@@ -14,6 +14,7 @@ import { randomUUID } from "node:crypto";
 import { HeaderMap } from "../abi/header-map.js";
 import type { PluginHost } from "../abi/plugin-host.js";
 import type { HttpStream, LocalReply, StreamEnding, StreamSink } from "../abi/stream.js";
+import { invalidHeader } from "./header-check.js";
 import { decideUpstream } from "../abi/upstream-selection.js";
 import type { ClusterConfig, RouteConfig } from "./config.js";
 import type { GatewayBackend } from "./gateway-backend.js";
@@ -110,6 +111,12 @@ export class ProxyStream implements StreamSink {
 
   // ---- StreamSink: request side ----
   requestHeadersOut(headers: HeaderMap, endStream: boolean): void {
+    const invalid = invalidHeader(headers);
+    if (invalid !== null) { // Envoy's upstream codec refuses it: local 503 (header-check.ts)
+      this.ending = "local_reply";
+      this.filter.hostReply(503, `filter_removed_required_request_headers{${invalid.replace(/\s/g, "_")}}`, invalid, "DPE");
+      return;
+    }
     const cluster = this.clusterConfig();
     const lb = cluster ? this.ctx.balancers.get(cluster.name) : undefined;
     const hosts = cluster ? this.ctx.backend.upstreamHosts(cluster.name) : [];
@@ -150,6 +157,10 @@ export class ProxyStream implements StreamSink {
   // ---- StreamSink: response side ----
   responseHeadersOut(headers: HeaderMap, endStream: boolean): void {
     if (this.res.headersSent || this.res.destroyed) return;
+    if (invalidHeader(headers) !== null) { // Envoy would write it as is; see header-check.ts
+      this.resetRequested("filter_reset");
+      return;
+    }
     this.downstreamStarted = true;
     const out = toNodeHeaders(headers);
     if (this.ctx.debugUpstreamHeader && this.upstreamAddress) out["x-gateway-upstream-host"] = this.upstreamAddress;

@@ -65,7 +65,7 @@ describe("expiry and renewal", () => {
     await expectLoadMatchesLeases(pool);
   });
 
-  it("reconcile honours its max, says when more is due, and a releases of a dead lease changes nothing", async () => {
+  it("reconcile honours its max, says when more is due, and a release of a dead lease changes nothing", async () => {
     const pool = new Pool(redis);
     const hosts = hostList(5);
     // One lease per host: five bucket aggregates fall due together.

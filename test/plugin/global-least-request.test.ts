@@ -126,7 +126,7 @@ describe("release on every ending", () => {
       await h.redisIdle();
       expect(n.forwarded!.upstream.address).not.toBe(bad);
     }
-    await sleep(1100);
+    await sleep(1100 + 250); // + the 250 ms expiry bucket a lease's cost leaves with (lua/README.md)
     await advanceWithIo(h, 6000); // ticks: reconcile settles the expired penalty
     expect((await loads())[bad]).toBe(0);
   });
@@ -140,7 +140,7 @@ describe("leases", () => {
     await crashed.redisIdle();
     crashed.close(); // no release ever comes
     expect(sum(await loads())).toBe(2);
-    await sleep(2100);
+    await sleep(2100 + 250); // + the 250 ms expiry bucket a lease's cost leaves with (lua/README.md)
     h = await host({ configuration: glrConfig({ leaseTTL: 2 }), redis: { url: redis.url } });
     const { s } = postChat(h); // any acquire settles expired leases first
     await h.redisIdle();

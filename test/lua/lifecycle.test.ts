@@ -103,6 +103,24 @@ describe("expiry and renewal", () => {
   });
 });
 
+describe("renewing many leases", () => {
+  it("moves 300 leases of 10 hosts to a new bucket with exact books", async () => {
+    const pool = new Pool(redis);
+    const hosts = hostList(10);
+    await pool.acquire({ leaseId: "l0", hosts, leaseTtlMs: 5_000, cost: 2 });
+    for (let i = 1; i < 300; i++) await pool.acquire({ leaseId: `l${i}`, leaseTtlMs: 5_000, rnd: i, cost: 1 + (i % 3) });
+    await pool.release("l7");
+    await expectLoadMatchesLeases(pool);
+    const ids = Array.from({ length: 300 }, (_, i) => `l${i}`);
+    expect(await pool.renew(60_000, ids)).toBe(299);
+    await expectLoadMatchesLeases(pool);
+    // All moved: one bucket aggregate per host, the old ones gone.
+    const aggregates = (await redis.hkeys(pool.leaseKey)).filter((f) => f.startsWith("@"));
+    expect(new Set(aggregates.map((f) => f.split(" ")[0])).size).toBe(1);
+    expect(aggregates).toHaveLength(10);
+  });
+});
+
 describe("penalties", () => {
   it("a failed request leaves a penalty on its host that steers traffic away, then expires", async () => {
     const pool = new Pool(redis);

@@ -4,7 +4,8 @@
 import type { Redis } from "ioredis";
 import { bundleLuaScripts } from "../../scripts/lua-bundle.mjs";
 
-export const SCRIPTS = bundleLuaScripts();
+// LLMLB_LUA_DIR: another lua/ directory (bench/lua-pick.ts measures an earlier commit's scripts with it).
+export const SCRIPTS = bundleLuaScripts(process.env.LLMLB_LUA_DIR || undefined);
 export type ScriptName = "acquire" | "release" | "renew" | "reconcile" | "inspect" | "prefix_write" | "charge" | "prefix";
 
 /** EVALSHA, falling back to EVAL when the server does not know the script yet. */

@@ -5,7 +5,8 @@
 // here from their descriptions. For every design and size: the script's time inside Redis (mean
 // and p99 from Redis's own per-command latency histogram, INFO latencystats), Redis CPU per call
 // (INFO cpu, so other processes on the machine do not inflate it) and the capacity of one Redis
-// core it implies, Redis calls per script, and the throughput reached with 16 connections.
+// core it implies, Redis calls per script, and the throughput reached with 16 connections; each
+// the best of 5 batches (see measure()).
 // Our release and renew are measured the same way. Nothing here asserts on speed.
 // Usage: npx tsx bench/lua-pick.ts [calls per row, default 20000] [sizes, default 10,100,1000,10000]
 // (LLMLB_LUA_DIR=<dir> measures the scripts of another directory, e.g. an earlier commit's lua/).
@@ -89,18 +90,30 @@ async function drive(clients: Redis[], calls: number, one: (client: Redis, i: nu
   return calls / (Number(process.hrtime.bigint() - started) / 1e9);
 }
 
+/**
+ * Runs `calls` in BATCHES batches and reports the batch with the lowest Redis CPU per call: the
+ * machine is shared, and preemption by other processes only ever adds time, so the best batch is
+ * the closest to the script's own cost (every design gets the same treatment in the same run).
+ */
+const BATCHES = 5;
 async function measure(clients: Redis[], hosts: number, script: string, calls: number,
   one: (client: Redis, i: number) => Promise<unknown>): Promise<LuaPickRow> {
   const [admin] = clients;
-  await admin.config("RESETSTAT");
-  const cpuBefore = await cpuUs(admin);
-  const perSecond = await drive(clients, calls, one);
-  const s = await readStats(admin, cpuBefore);
-  const cpu = s.cpuUs / s.evalCalls;
-  return {
-    hosts, script, calls: s.evalCalls, meanUs: s.evalUs / s.evalCalls, p99Us: s.p99, cpuUs: cpu,
-    coreCapacity: 1e6 / cpu, perSecond, redisCalls: s.innerCalls / s.evalCalls,
-  };
+  const per = Math.max(1, Math.floor(calls / BATCHES));
+  let best: LuaPickRow | null = null;
+  for (let b = 0; b < BATCHES; b++) {
+    await admin.config("RESETSTAT");
+    const cpuBefore = await cpuUs(admin);
+    const perSecond = await drive(clients, per, (client, i) => one(client, b * per + i));
+    const s = await readStats(admin, cpuBefore);
+    const cpu = s.cpuUs / s.evalCalls;
+    const row = {
+      hosts, script, calls: per * BATCHES, meanUs: s.evalUs / s.evalCalls, p99Us: s.p99, cpuUs: cpu,
+      coreCapacity: 1e6 / cpu, perSecond, redisCalls: s.innerCalls / s.evalCalls,
+    };
+    if (best === null || row.cpuUs < best.cpuUs) best = row;
+  }
+  return best!;
 }
 
 export async function runLuaPickBench(calls = 20000, sizes = SIZES): Promise<LuaPickRow[]> {
@@ -125,9 +138,8 @@ export async function runLuaPickBench(calls = 20000, sizes = SIZES): Promise<Lua
       rows.push(await measure(clients, size, "acquire.lua (ours)", calls, acquire));
       // Renew every lease once, 256 ids per call (the plugin's batch); then release them all.
       const ids = Array.from({ length: calls }, (_, i) => `b${i}`);
-      const renewRow = await measure(clients, size, "renew.lua (256 ids)", Math.ceil(calls / 256), (client, i) =>
-        pools.get(client)!.renew(600_000, ids.slice(i * 256, (i + 1) * 256)));
-      rows.push({ ...renewRow, script: "renew.lua (256 ids)" });
+      rows.push(await measure(clients, size, "renew.lua (256 ids)", BATCHES * Math.floor(calls / 256 / BATCHES), (client, i) =>
+        pools.get(client)!.renew(600_000, ids.slice(i * 256, (i + 1) * 256))));
       rows.push(await measure(clients, size, "release.lua (ours)", calls, (client, i) =>
         pools.get(client)!.release(`b${i}`).then((n) => { if (n !== 1) throw new Error(`release returned ${n}`); })));
 

@@ -235,8 +235,27 @@ describe("Redis unavailable", () => {
     expect(h.metric("llmlb_picks_local_fallback_total")).toBe(3);
     h.advance(5001);
     const probe = postChat(h).s;
-    expect(h.redisCalls.length).toBe(1); // half-open probe
+    // The half-open probe (the tick's TIME probes may be in flight too: they do not count).
+    expect(h.redisCalls.filter((c) => c.text.includes("EVALSHA")).length).toBe(1);
     expect(probe.forwarded).toBeNull(); // held while Redis answers
+  });
+
+  it("the tick's TIME probe closes the breaker as soon as Redis answers, whatever the backoff", async () => {
+    h = await host({ configuration: glrConfig({ breakerFailures: 1, breakerOpenSeconds: 60 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    postChat(h);
+    h.redisCalls[0].fail(); // breaker open for 60 s
+    expect(postChat(h).s.forwarded!.upstream.via).toBe("override"); // local fallback, no call
+    expect(h.redisCalls.length).toBe(0);
+    h.advance(1000); // a tick: the probe goes out past the open breaker
+    const probes = h.redisCalls.filter((c) => c.text.includes("TIME"));
+    expect(probes.length).toBe(1);
+    probes[0].reply("*2\r\n$10\r\n1795000000\r\n$6\r\n250000\r\n");
+    const next = postChat(h).s;
+    expect(next.forwarded).toBeNull(); // routed through Redis again, 59 s before the breaker would have allowed it
+    const acquire = h.redisCalls.filter((c) => c.text.includes("EVALSHA"));
+    expect(acquire.length).toBe(1);
+    // The probe taught the plugin Redis's clock: the acquire carries a deadline in it.
+    expect(acquire[0].text).toMatch(/\r\n1795000\d{6}\r\n$/);
   });
 
   it("a Redis timeout does not fail the request", async () => {

@@ -9,12 +9,13 @@
 // the best of 5 batches (see measure()).
 // Our release and renew are measured the same way. Nothing here asserts on speed.
 // Usage: npx tsx bench/lua-pick.ts [calls per row, default 20000] [sizes, default 10,100,1000,10000]
+//        npx tsx bench/lua-pick.ts worst   (the longest single calls the caps allow)
 // (LLMLB_LUA_DIR=<dir> measures the scripts of another directory, e.g. an earlier commit's lua/).
 // Failure: throws if redis-server cannot start or a script returns an error.
 import { pathToFileURL } from "node:url";
 import { Redis } from "ioredis";
 import { startRedis } from "../test/helpers/redis.js";
-import { Pool, SCRIPTS, hostList, seededRandom } from "../test/lua/pool.js";
+import { Pool, SCRIPTS, hostList, runScript, seededRandom } from "../test/lua/pool.js";
 
 const SIZES = [10, 100, 1000, 10000];
 const CONNECTIONS = 16;
@@ -167,8 +168,85 @@ export function printLuaPickTable(rows: LuaPickRow[]): void {
   }
 }
 
+// Worst cases (issue 11 item 4): the longest single calls the caps allow, each built on purpose.
+// Reported: Redis's own duration of the call (SLOWLOG, wall time inside Redis) and Redis CPU
+// (INFO cpu before and after, which includes ~40 us for the INFO itself), best of 3.
+export interface WorstRow { input: string; slowlogUs: number; cpuUs: number }
+
+async function oneCall(redis: Redis, make: () => Promise<unknown>): Promise<{ slowlogUs: number; cpuUs: number }> {
+  await redis.config("SET", "slowlog-log-slower-than", "0");
+  await redis.slowlog("RESET");
+  const before = await cpuUs(redis);
+  await make();
+  const after = await cpuUs(redis);
+  const log = (await redis.slowlog("GET", 16)) as Array<[number, number, number, string[]]>;
+  await redis.config("SET", "slowlog-log-slower-than", "10000");
+  const evals = log.filter((e) => /^eval/i.test(String(e[3][0])));
+  return { slowlogUs: Math.max(0, ...evals.map((e) => Number(e[2]))), cpuUs: after - before };
+}
+
+export async function runLuaWorstCases(): Promise<WorstRow[]> {
+  const server = await startRedis();
+  const redis = new Redis(server.port, server.host);
+  const rows: WorstRow[] = [];
+  let round = 0;
+  const best = async (input: string, prepare: (pool: Pool) => Promise<void>, call: (pool: Pool) => Promise<unknown>) => {
+    let top: WorstRow | null = null;
+    for (let i = 0; i < 3; i++) {
+      const pool = new Pool(redis, `worst-${++round}`);
+      await prepare(pool);
+      const r = await oneCall(redis, () => call(pool));
+      if (top === null || r.slowlogUs < top.slowlogUs) top = { input, ...r };
+    }
+    rows.push(top!);
+  };
+  const sleepMs = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const many = hostList(10_000);
+  try {
+    await best("acquire with a sync of 10,000 hosts (the cap)", async () => {}, (p) => p.acquire({ leaseId: "s", hosts: many }));
+    await best("acquire settling 1,024 due aggregates (1,024 hosts, dead leases)", async (p) => {
+      const hosts = hostList(1_100);
+      await p.acquire({ leaseId: "s", hosts, leaseTtlMs: 1_000 });
+      await Promise.all(hosts.map((h, i) => p.acquire({ leaseId: `d${i}`, leaseTtlMs: 1_000, rnd: i })));
+      await sleepMs(1_400);
+    }, (p) => p.acquire({ leaseId: "x", leaseTtlMs: 60_000 }));
+    await best("healer, max 1,000 (1,000 aggregates + 1,000 records)", async (p) => {
+      const hosts = hostList(1_000);
+      await p.acquire({ leaseId: "s", hosts, leaseTtlMs: 600_000 });
+      await Promise.all(Array.from({ length: 3_000 }, (_, i) => p.acquire({ leaseId: `d${i}`, leaseTtlMs: 1_000, rnd: i * 7 })));
+      await sleepMs(1_400);
+    }, (p) => p.reconcile(1_000));
+    const cands = many.slice(0, 9_700).map((h) => h.replace(":8000", ":9000"));
+    await best("scan past 256 lighter non-candidates, then ZMSCORE of 9,700 candidates", async (p) => {
+      await p.acquire({ leaseId: "s", fp: "all", hosts: [...hostList(300, 10), ...cands] });
+      await redis.zadd(p.loadKey, ...cands.flatMap((h) => [5, h]));
+      await p.acquire({ leaseId: "c", fp: "cand", hosts: cands });
+    }, (p) => p.acquire({ leaseId: "scan", fp: "cand", rnd: 1 }));
+    await best("renew of 1,000 ids on 1,000 hosts", async (p) => {
+      const hosts = hostList(1_000);
+      await p.acquire({ leaseId: "l0", hosts });
+      await Promise.all(Array.from({ length: 999 }, (_, i) => p.acquire({ leaseId: `l${i + 1}`, rnd: i })));
+    }, (p) => p.renew(120_000, Array.from({ length: 1_000 }, (_, i) => `l${i}`)));
+    await best("prefix.lua with 64 levels of 512-byte keys", async (p) => {
+      await p.acquire({ leaseId: "s", hosts: hostList(8) });
+    }, (p) => runScript(redis, "prefix", [...p.keys(), ...Array.from({ length: 64 }, (_, i) => `${p.ns}:p:`.padEnd(508, "m") + String(i).padStart(4, "0"))],
+      ["w", 1, 60_000, 60_000, 0, 0, 600_000, 1800, 8, 1.5, 0, 0]));
+    await best("inspect of 10,000 hosts", async (p) => { await p.acquire({ leaseId: "s", hosts: many }); }, (p) => p.inspect(many));
+  } finally {
+    redis.disconnect();
+    if (server.owned) await server.stop();
+  }
+  return rows;
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const calls = Number(process.argv[2] ?? 20000);
-  const sizes = process.argv[3] ? process.argv[3].split(",").map(Number) : SIZES;
-  printLuaPickTable(await runLuaPickBench(calls, sizes));
+  if (process.argv[2] === "worst") {
+    console.log("| constructed input | time inside Redis (SLOWLOG), us | Redis CPU, us |");
+    console.log("|---|---:|---:|");
+    for (const r of await runLuaWorstCases()) console.log(`| ${r.input} | ${r.slowlogUs} | ${r.cpuUs.toFixed(0)} |`);
+  } else {
+    const calls = Number(process.argv[2] ?? 20000);
+    const sizes = process.argv[3] ? process.argv[3].split(",").map(Number) : SIZES;
+    printLuaPickTable(await runLuaPickBench(calls, sizes));
+  }
 }

@@ -248,7 +248,7 @@ describe("Redis unavailable", () => {
     h.redisCalls[0].fail(); // breaker open for 60 s
     expect(postChat(h).s.forwarded!.upstream.via).toBe("override"); // local fallback, no call
     expect(h.redisCalls.length).toBe(0);
-    h.advance(1000); // a tick: the probe goes out past the open breaker
+    h.advance(500); // a tick: the probe goes out past the open breaker
     const probes = h.redisCalls.filter((c) => c.text.includes("TIME"));
     expect(probes.length).toBe(1);
     probes[0].reply("*2\r\n$10\r\n1795000000\r\n$6\r\n250000\r\n");
@@ -305,10 +305,10 @@ describe("acquires without a reply", () => {
     const leaseId = /\r\n\$\d+\r\n([^\r]+:[0-9a-z]+)\r\n/.exec(acquire.text.split(NS + ":seen")[1])![1];
     acquire.fail(); // no reply: the request goes on locally
     expect(s.forwarded!.upstream.via).toBe("override");
-    h.advance(1000); // tick: only the probe goes out while the breaker is open
+    h.advance(500); // a tick: only the probe goes out while the breaker is open
     expect(h.redisCalls.map((c) => c.text.includes("TIME"))).toEqual([true]);
     h.redisCalls[0].reply("*2\r\n$10\r\n1795000000\r\n$1\r\n0\r\n");
-    h.advance(1000); // breaker closed: the given-up id goes out as a release with a tombstone
+    h.advance(500); // breaker closed: the given-up id goes out as a release with a tombstone
     const release = h.redisCalls.find((c) => c.text.includes(leaseId));
     expect(release).toBeDefined();
     expect(release!.text).toMatch(new RegExp(`\\r\\n${leaseId.replace(/[:]/g, "\\$&")}\\r\\n\\$1\\r\\n0\\r\\n\\$\\d+\\r\\n\\d+\\r\\n\\$\\d+\\r\\n\\d+\\r\\n\\$5\\r\\n60000\\r\\n$`));

@@ -27,8 +27,9 @@ export class LuaScript {
 }
 
 class PendingCall {
+  /** counted: a failure feeds the breaker (the tick's probe does not: it only ever closes it). */
   constructor(public handler: RedisReplyHandler, public startedMs: f64, public script: LuaScript | null,
-    public keys: string[], public args: string[]) {}
+    public keys: string[], public args: string[], public counted: bool = true) {}
 }
 
 function evalCommand(verb: string, body: string, keys: string[], args: string[]): Uint8Array {
@@ -49,7 +50,24 @@ function lookupName(cluster: string): string {
   return q < 0 ? cluster : cluster.substring(0, q);
 }
 
+// The probe (TIME): sent from the tick, past the breaker, while it is open (so routing through
+// Redis resumes within a probe period of its return, whatever the outage length) and every
+// CLOCK_REFRESH_MS anyway (the reply gives Redis's clock, for the acquire deadline).
+const PROBE_EVERY_MS: f64 = 500;
+const CLOCK_REFRESH_MS: f64 = 30000;
+
+class ProbeReply extends RedisReplyHandler {
+  constructor(public client: RedisClient, public sentMs: f64) { super(); }
+  onReply(ok: bool, reply: RespValue | null): void { this.client.onProbe(ok, reply, this.sentMs); }
+}
+
 export class RedisClient {
+  /** Redis's clock minus this VM's (ms), from the last probe or LATE reply; valid when clockKnown. */
+  clockOffsetMs: f64 = 0;
+  clockKnown: bool = false;
+  private clockAtMs: f64 = -1e18;
+  private lastProbeMs: f64 = -1e18;
+  private probing: bool = false;
   private initialized: bool = false;
   private lastInitMs: f64 = -1e18;
   private pending: Map<u32, PendingCall> = new Map();
@@ -139,6 +157,53 @@ export class RedisClient {
     return true;
   }
 
+  /**
+   * The absolute deadline, in Redis's clock (ms), of a call sent now that the plugin waits for at
+   * most waitMs; 0 (no deadline) while the clock offset is unknown.
+   */
+  redisDeadline(now: f64, waitMs: f64): i64 {
+    if (!this.clockKnown) return 0;
+    return <i64>Math.floor(now + this.clockOffsetMs + waitMs);
+  }
+
+  /** Redis's time (ms, decimal text) observed at local time now (a LATE reply carries it). */
+  learnClock(redisMs: string, now: f64): void {
+    const t = parseFloat(redisMs);
+    if (isNaN(t) || t <= 0) return;
+    this.clockOffsetMs = t - now;
+    this.clockKnown = true;
+    this.clockAtMs = now;
+  }
+
+  /** From the tick: a TIME probe while the breaker is open, or when the clock offset is stale. */
+  probe(now: f64): void {
+    if (this.probing || now - this.lastProbeMs < PROBE_EVERY_MS) return;
+    if (!this.breaker.isOpen() && now - this.clockAtMs < CLOCK_REFRESH_MS) return;
+    if (!this.initialized && now - this.lastInitMs >= 1000) this.init(now);
+    if (!this.initialized) return;
+    this.lastProbeMs = now;
+    const cmd = new RespCommand().arg("TIME");
+    const r = host.redisCall(this.cluster, cmd.toBytes());
+    if (r.status != host.Status.Ok) { this.initialized = false; return; }
+    this.probing = true;
+    this.calls++;
+    this.pending.set(r.token, new PendingCall(new ProbeReply(this, now), now, null, [], [], false));
+  }
+
+  onProbe(ok: bool, reply: RespValue | null, sentMs: f64): void {
+    this.probing = false;
+    if (!ok || reply === null || reply.isError() || reply.items.length != 2) return;
+    const sec = parseFloat(reply.items[0].str);
+    const usec = parseFloat(reply.items[1].str);
+    if (isNaN(sec) || isNaN(usec)) return;
+    const now = host.nowMillis();
+    // Redis read its clock about half-way through the round trip.
+    this.clockOffsetMs = sec * 1000 + Math.floor(usec / 1000) - (sentMs + now) / 2;
+    this.clockKnown = true;
+    this.clockAtMs = now;
+    this.breaker.onSuccess(); // Redis answers again: close the breaker at once
+  }
+
   /** Replies that never came (host bug or lost callback) are failed after timeout + 1 s. */
   sweep(now: f64): void {
     if (this.pending.size == 0) return;
@@ -155,7 +220,7 @@ export class RedisClient {
 
   private fail(call: PendingCall, now: f64): void {
     this.failures++;
-    this.breaker.onFailure(now);
+    if (call.counted) this.breaker.onFailure(now);
     call.handler.onReply(false, null);
   }
 }

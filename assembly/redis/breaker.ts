@@ -19,6 +19,9 @@ export class CircuitBreaker {
     return true;
   }
 
+  /** Open or half-open: enough consecutive failures that calls are being held back. */
+  isOpen(): bool { return this.failures >= this.threshold; }
+
   onSuccess(): void {
     this.failures = 0;
     this.probing = false;

@@ -8,6 +8,7 @@
 import * as host from "../host/calls";
 import { RespCommand, RespValue, parseResp } from "./resp";
 import { CircuitBreaker } from "./breaker";
+import * as obs from "./observer";
 
 export abstract class RedisReplyHandler {
   /** ok = false: not sent, network error, timeout. A Redis error reply comes with ok = true. */
@@ -38,6 +39,8 @@ export class RedisClient {
   /** Counters for metrics and tests. */
   failures: u64 = 0;
   calls: u64 = 0;
+  /** Where latency, failures and breaker changes are reported (services/stats.ts). */
+  observer: obs.RedisObserver = new obs.RedisObserver();
 
   constructor(public cluster: string, public username: string, public password: string, public timeoutMs: u32,
     breakerFailures: i64, breakerOpenMs: f64) {
@@ -75,8 +78,7 @@ export class RedisClient {
   private send(query: Uint8Array, call: PendingCall, now: f64): bool {
     const r = host.redisCall(this.cluster, query);
     if (r.status != host.Status.Ok) {
-      this.failures++;
-      this.breaker.onFailure(now);
+      this.noteFailure(obs.REDIS_FAIL_REFUSED, now);
       // A cluster the host does not know (or a lost client) needs a new init.
       this.initialized = false;
       return false;
@@ -92,14 +94,15 @@ export class RedisClient {
     const call = this.pending.get(token);
     this.pending.delete(token);
     if (status != 0) {
-      this.fail(call, now);
+      this.fail(call, now, now - call.startedMs >= <f64>this.timeoutMs ? obs.REDIS_FAIL_TIMEOUT : obs.REDIS_FAIL_NETWORK);
       return true;
     }
     const bytes = host.getBufferBytes(host.BufferType.RedisCallResponse, 0, size);
-    if (bytes === null) { this.fail(call, now); return true; }
+    if (bytes === null) { this.fail(call, now, obs.REDIS_FAIL_BAD_REPLY); return true; }
     const parsed = parseResp(Uint8Array.wrap(bytes));
     const reply = parsed.value;
-    if (parsed.status != 0 || reply === null) { this.fail(call, now); return true; }
+    if (parsed.status != 0 || reply === null) { this.fail(call, now, obs.REDIS_FAIL_BAD_REPLY); return true; }
+    this.observer.replied(now - call.startedMs);
     const script = call.script;
     if (script !== null && reply.isError() && reply.str.startsWith("NOSCRIPT")) {
       // The script cache was flushed or this is a new server: send the text once, same handler.
@@ -107,7 +110,10 @@ export class RedisClient {
       if (!this.send(evalCommand("EVAL", script.source, call.keys, call.args), again, now)) call.handler.onReply(false, null);
       return true;
     }
+    if (reply.isError()) this.observer.failed(obs.REDIS_FAIL_ERROR_REPLY);
+    const wasOpen = this.breaker.isOpen();
     this.breaker.onSuccess();
+    if (wasOpen) this.observer.breakerChanged(false);
     call.handler.onReply(true, reply);
     return true;
   }
@@ -121,14 +127,26 @@ export class RedisClient {
       const call = this.pending.get(tokens[i]);
       if (now - call.startedMs > limit) {
         this.pending.delete(tokens[i]);
-        this.fail(call, now);
+        this.fail(call, now, obs.REDIS_FAIL_TIMEOUT);
       }
     }
   }
 
-  private fail(call: PendingCall, now: f64): void {
-    this.failures++;
-    this.breaker.onFailure(now);
+  private fail(call: PendingCall, now: f64, kind: i32): void {
+    this.noteFailure(kind, now);
     call.handler.onReply(false, null);
+  }
+
+  private noteFailure(kind: i32, now: f64): void {
+    this.failures++;
+    this.observer.failed(kind);
+    const wasOpen = this.breaker.isOpen();
+    this.breaker.onFailure(now);
+    if (!wasOpen && this.breaker.isOpen()) this.observer.breakerChanged(true);
+  }
+
+  /** Before the client is dropped (new configuration): an open breaker no longer counts. */
+  retire(): void {
+    if (this.breaker.isOpen()) this.observer.breakerChanged(false);
   }
 }

@@ -17,6 +17,9 @@ import { ProxyStream, type ProxyContext } from "./proxy-stream.js";
 import { GatewayStats } from "./stats.js";
 import { createAdminServer } from "./admin.js";
 
+/** Envoy bootstrap stats_flush_interval default (envoy.config.bootstrap.v3.Bootstrap). */
+const STATS_FLUSH_MS = 5000;
+
 export interface GatewayOptions {
   /** Envoy healthy_panic_threshold in percent; Istio/Higress disable panic mode (0, the default). */
   panicThresholdPercent?: number;
@@ -83,6 +86,8 @@ export async function startGateway(cfg: GatewayConfig, opts: GatewayOptions = {}
     agent.destroy();
     throw e;
   }
+  // Envoy's stats flush (stats_flush_interval, 5 s by default) merges histograms for the admin page.
+  const statsFlush = setInterval(() => plugin?.metrics.mergeHistograms(), STATS_FLUSH_MS).unref();
   const ctx: ProxyContext = { backend, plugin, stats, balancers, agent, panicThresholdPercent, debugUpstreamHeader: opts.debugUpstreamHeader ?? false };
   const server = http.createServer((req, res) => {
     const route = matchRoute(cfg, req.headers.host ?? "", req.url ?? "/");
@@ -98,6 +103,7 @@ export async function startGateway(cfg: GatewayConfig, opts: GatewayOptions = {}
   const url = await listen(server, cfg.listener.host, cfg.listener.port);
   const adminUrl = admin && cfg.admin ? await listen(admin, cfg.admin.host, cfg.admin.port) : null;
   const close = async () => {
+    clearInterval(statsFlush);
     for (const h of health.values()) h.stop();
     plugin?.shutdown();
     backend.close();

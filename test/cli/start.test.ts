@@ -72,7 +72,9 @@ describe("npm start --no-demo", () => {
     // The admin address it prints serves the plugin's stats in Prometheus text (what the dashboard reads).
     const admin = /admin +(http:\/\/\S+\/stats\/prometheus)/.exec(cli.output())![1];
     const stats = await (await fetch(admin)).text();
-    expect(Number(/^llmlb_picks_redis_total (\d+)$/m.exec(stats)?.[1])).toBeGreaterThanOrEqual(commands.length);
+    const picks = [...stats.matchAll(/^llmlb_picks_total\{policy="prefix_cache",reason="[a-z_]+"\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    expect(picks).toBeGreaterThanOrEqual(commands.length);
+    expect(stats).toMatch(/^llmlb_picks_total\{policy="prefix_cache",reason="prefix_hit"\} [1-9]/m);
 
     const below = descendants(cli.child.pid!);
     expect(below.map((p) => p.comm)).toContain("redis-server");

@@ -9,7 +9,7 @@
 // - acquireHost: a lease on a host the policy already chose (lua/charge.lua), falling back to a
 //   local lease on that same host; an optional observer sees every lease begin and end.
 import { RedisReplyHandler, LuaScript } from "../../redis/client";
-import { RespValue } from "../../redis/resp";
+import { RespKind, RespValue } from "../../redis/resp";
 import { CandidateSet } from "../candidates/candidates";
 import { LocalLeastRequest } from "../candidates/local_least";
 import { Lease } from "./lease";
@@ -59,8 +59,9 @@ class AcquireReply extends RedisReplyHandler {
 }
 
 class CountingHandler extends RedisReplyHandler {
-  constructor(public stats: Stats, public what: string) { super(); }
+  constructor(public stats: Stats, public what: string, public countsReclaimed: bool = false) { super(); }
   onReply(ok: bool, reply: RespValue | null): void {
+    if (this.countsReclaimed && ok && reply !== null && reply.kind == RespKind.Integer) this.stats.leasesReclaimed(reply.int);
     if (!ok || reply === null || reply.isError()) {
       this.stats.redisBackgroundFailures();
       if (reply !== null && reply.isError()) host.log(host.LogLevel.Warn, this.what + " failed: " + reply.str);
@@ -71,11 +72,13 @@ class CountingHandler extends RedisReplyHandler {
 export class Accounting {
   readonly local: LocalLeastRequest = new LocalLeastRequest();
   private readonly background: CountingHandler;
+  private readonly reconciler: CountingHandler;
   private leaseSeq: u64 = 0;
   observer: LeaseObserver | null = null;
 
   constructor(public rng: Xorshift, public stats: Stats, public vmTag: string) {
     this.background = new CountingHandler(stats, "release/renew/reconcile");
+    this.reconciler = new CountingHandler(stats, "reconcile", true);
   }
 
   newLeaseId(): string {
@@ -96,7 +99,6 @@ export class Accounting {
     if (s.pool === null) {
       this.leaseLocally(s, h);
       s.reason = reason;
-      this.stats.otherPick();
       return Verdict.Picked;
     }
     return this.acquire(s, c, new AcquireCall(CHARGE_SCRIPT, [], [h], reason, h));
@@ -138,7 +140,6 @@ export class Accounting {
     if (h.length == 0) return Verdict.Pass;
     this.leaseLocally(s, h);
     s.reason = "local_fallback";
-    this.stats.fallbackPick();
     return Verdict.Picked;
   }
 
@@ -157,7 +158,6 @@ export class Accounting {
       r.pool.active.add(lease.id);
       s.lease = lease;
       this.observeLeased(lease);
-      this.stats.redisPick();
       if (!s.port.alive()) { this.release(lease, false); return; }
       const reason = replyItem(reply!, 3);
       s.port.resumeWith(lease.host, reason.length > 0 ? reason : r.call.defaultReason, replyItem(reply!, 2));
@@ -209,7 +209,7 @@ export class Accounting {
     }
     if (now - pool.lastReconcileMs >= RECONCILE_EVERY_MS) {
       pool.lastReconcileMs = now;
-      pool.redis.evalScript(RECONCILE_SCRIPT, pool.baseKeys(), [RECONCILE_BATCH], this.background, now);
+      pool.redis.evalScript(RECONCILE_SCRIPT, pool.baseKeys(), [RECONCILE_BATCH], this.reconciler, now);
     }
   }
 }

@@ -3,6 +3,7 @@
 // gauge, reclaimed leases, metrics age; read by Prometheus name and labels as Envoy exports them.
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
+import net from "node:net";
 import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
 import { CLUSTER, glrConfig, host, hosts, postChat } from "./harness.js";
 import { A, B, METRICS_CLUSTER, chat, makeHost, metricsConfig, vllmBody } from "../metrics-policy/harness.js";
@@ -17,6 +18,14 @@ beforeAll(() => { redis = suite.server; client = suite.redis; });
 afterEach(async () => { h?.close(); h = null; await client.flushall(); });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A loopback port nothing listens on (bound, then released). */
+async function closedPort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
 const picks = (t: TestHost, policy: string, reason: string) => t.metric("llmlb_picks_total", { policy, reason });
 const redisConfig = { serviceFQDN: "redis.static", servicePort: 6379, timeout: 500 };
 const prefixConfig = (extra: Record<string, unknown> = {}) => ({ lb_policy: "prefix_cache", lb_config: { ...redisConfig, ...extra } });
@@ -94,6 +103,21 @@ describe("Redis trouble", () => {
     h.redisCalls[0].reply("*4\r\n$2\r\nOK\r\n$13\r\n10.0.0.1:8000\r\n$1\r\n0\r\n$0\r\n\r\n");
     expect(gauge()).toBe(0);
     expect(picks(h, "global_least_request", "least_request")).toBe(1);
+  });
+
+  it("with Redis down (nothing listens), picks fall back, network failures count and the breaker gauge flips", async () => {
+    const port = await closedPort();
+    h = await host({ configuration: glrConfig({ breakerFailures: 2, breakerOpenSeconds: 5 }), redis: { url: `redis://127.0.0.1:${port}` }, clusters: { [CLUSTER]: hosts(2) } });
+    const streams = [];
+    for (let i = 0; i < 3; i++) {
+      const { s } = postChat(h);
+      await h.redisIdle();
+      streams.push(s);
+    }
+    expect(streams.every((s) => s.forwarded !== null)).toBe(true);
+    expect(picks(h, "global_least_request", "local_fallback")).toBe(3);
+    expect(h.metric("llmlb_redis_failures_total", { kind: "network" })).toBe(2); // the third was not tried
+    expect(h.metric("llmlb_redis_breakers_open", {})).toBe(1);
   });
 
   it("a call that times out counts as a timeout", async () => {
@@ -177,5 +201,14 @@ describe("metrics age", () => {
     for (const c of [...h.httpCalls]) c.respond({ status: 200, body: vllmBody(0) });
     h.advance(1000);
     expect(age()).toBeLessThanOrEqual(1000);
+  });
+
+  it("a worker VM that has seen no request does not overwrite the gauge", async () => {
+    h = await makeHost(metricsConfig({ metricsSource: "poll", metricsCluster: METRICS_CLUSTER, scrapeIntervalMs: 1000 }), [{ address: A }], { workers: 2 });
+    chat(h, { vm: 0 }).complete();
+    h.advance(1000);
+    for (const c of [...h.httpCalls]) c.respond({ status: 200, body: vllmBody(0) });
+    h.advance(3000); // unanswered scrapes since
+    expect(h.metric("llmlb_metrics_age_ms", {})).toBeGreaterThanOrEqual(2000);
   });
 });

@@ -69,12 +69,14 @@ export class MetricsRuntime {
       const t = this.targets[i];
       if (t.cache.s.source == SOURCE_POLL && t.hosts.length > 0) this.scraper.scrape(t.hosts, t.cache, now);
     }
-    this.stats.metricsAgeMs(this.stalestAgeMs(now));
+    // A VM that has seen no request knows no hosts: it leaves the (process-wide) gauge to the others.
+    const age = this.stalestAgeMs(now);
+    if (age >= 0) this.stats.metricsAgeMs(age);
   }
 
-  /** Over the policies with known hosts: the age of their freshest metrics, the largest such age. */
+  /** Over the policies with known hosts: the age of their freshest metrics, the largest such age (-1: none). */
   private stalestAgeMs(now: f64): f64 {
-    let worst: f64 = 0;
+    let worst: f64 = -1;
     for (let i = 0; i < this.targets.length; i++) {
       const t = this.targets[i];
       if (t.hosts.length == 0) continue;

@@ -11,7 +11,11 @@
 // `(tag=\.=(.*?);\.;)` (higress-group/istio tools/packaging/common/higress_envoy_bootstrap.json).
 // Histograms: Envoy records into per-thread histograms and merges them into what the admin
 // endpoint prints on the stats flush (stats_flush_interval, 5 s by default), so a value recorded
-// now shows up only after `mergeHistograms()`; bucket bounds are Envoy's defaults.
+// now shows up only after `mergeHistograms()`; bucket bounds are Envoy's defaults. Envoy keeps
+// them as circllhist log-linear bins (two significant digits) and prints approximations
+// (source/common/stats/histogram_impl.cc: `_sum` is hist_approx_sum, bin midpoints; a bucket
+// `le` counts hist_approx_count_below, the bins entirely at or below it), reproduced here: 40 ms
+// adds 40.5 to the sum, and a value equal to a bound lands in the next bucket.
 // Failure behaviour: statuses, never throws.
 import { MetricType, WasmResult } from "./constants.js";
 
@@ -40,6 +44,22 @@ function promNameOf(extracted: string): string | null {
   if (!extracted.startsWith(CUSTOM_NAMESPACE)) return null;
   const name = extracted.slice(CUSTOM_NAMESPACE.length).replace(/[^a-zA-Z0-9_]/g, "_");
   return name.length === 0 || /^[0-9]/.test(name) ? null : name;
+}
+
+/** The circllhist bin of a recorded (unsigned integer) value: [lower, lower + width). */
+function binOf(v: number): { lower: number; width: number } {
+  if (v <= 0) return { lower: 0, width: 0 };
+  const digits = String(Math.floor(v)).length;
+  if (digits === 1) return { lower: Math.floor(v), width: 0.1 };
+  const width = 10 ** (digits - 2);
+  return { lower: Math.floor(v / width) * width, width };
+}
+
+/** fmt's `{:.32g}` (how Envoy prints bucket bounds and sums): 32 significant digits, trailing zeros dropped. */
+function g32(x: number): string {
+  if (Number.isInteger(x) && Math.abs(x) < 1e21) return String(x);
+  const t = x.toPrecision(32);
+  return t.includes("e") ? t : t.replace(/\.?0+$/, "");
 }
 
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -117,9 +137,10 @@ export class MetricsRegistry {
   mergeHistograms(): void {
     for (const m of this.byId.values()) {
       for (const v of m.pending) {
-        m.sum += v;
+        const { lower, width } = binOf(v);
+        m.sum += lower + width / 2;
         m.count += 1;
-        DEFAULT_BUCKETS.forEach((b, i) => { if (v <= b) m.buckets[i]++; });
+        DEFAULT_BUCKETS.forEach((b, i) => { if (lower + width <= b) m.buckets[i]++; });
       }
       m.pending = [];
     }
@@ -174,7 +195,7 @@ export class MetricsRegistry {
     if (m.type !== MetricType.Histogram) return `${name}{${tags}} ${m.value}\n`;
     const le = tags.length > 0 ? tags + "," : "";
     let s = "";
-    DEFAULT_BUCKETS.forEach((b, i) => { s += `${name}_bucket{${le}le="${b}"} ${m.buckets[i]}\n`; });
-    return s + `${name}_bucket{${le}le="+Inf"} ${m.count}\n${name}_sum{${tags}} ${m.sum}\n${name}_count{${tags}} ${m.count}\n`;
+    DEFAULT_BUCKETS.forEach((b, i) => { s += `${name}_bucket{${le}le="${g32(b)}"} ${m.buckets[i]}\n`; });
+    return s + `${name}_bucket{${le}le="+Inf"} ${m.count}\n${name}_sum{${tags}} ${g32(m.sum)}\n${name}_count{${tags}} ${m.count}\n`;
   }
 }

@@ -37,6 +37,18 @@ describe("metrics", () => {
     expect(m.prometheus()).toContain('h_bucket{le="5"} 0\nh_bucket{le="10"} 1\n');
   });
 
+  it("histograms print Envoy's circllhist approximations: bin midpoints in _sum, a bound counts only bins entirely below it", () => {
+    const m = new MetricsRegistry();
+    const hi = m.define(2, "h").id;
+    for (const v of [0, 7, 50, 123]) m.record(hi, v);
+    m.mergeHistograms();
+    // Bins [0], [7, 7.1), [50, 51), [120, 130): midpoints 0 + 7.05 + 50.5 + 125.
+    expect(m.valueOf("h")).toEqual({ count: 4, sum: 182.55 });
+    const text = m.prometheus();
+    expect(text).toContain('h_bucket{le="0.5"} 1\nh_bucket{le="1"} 1\nh_bucket{le="5"} 1\nh_bucket{le="10"} 2\nh_bucket{le="25"} 2\nh_bucket{le="50"} 2\nh_bucket{le="100"} 3\n');
+    expect(text).toContain('h_bucket{le="250"} 4\n');
+  });
+
   it("tags written into the name become labels only for the configured extraStatTags (Istio/Higress extractor)", () => {
     const tagged = new MetricsRegistry(["policy", "reason"]);
     const hit = tagged.define(0, "policy=.=prefix_cache;.;reason=.=prefix_hit;.;llmlb_picks_total").id;

@@ -143,10 +143,10 @@ describe("Redis trouble", () => {
     h.redisCalls[0].reply("*4\r\n$2\r\nOK\r\n$13\r\n10.0.0.1:8000\r\n$1\r\n0\r\n$0\r\n\r\n");
     expect(h.metric("llmlb_redis_call_duration_ms", {})).toEqual({ count: 0, sum: 0 }); // not flushed yet (as Envoy)
     h.flushStats();
-    expect(h.metric("llmlb_redis_call_duration_ms", {})).toEqual({ count: 1, sum: 40 });
+    expect(h.metric("llmlb_redis_call_duration_ms", {})).toEqual({ count: 1, sum: 40.5 }); // circllhist bin [40, 41) midpoint
     const text = h.plugin.metrics.prometheus();
     expect(text).toContain('llmlb_redis_call_duration_ms_bucket{le="25"} 0\nllmlb_redis_call_duration_ms_bucket{le="50"} 1\n');
-    expect(text).toContain("llmlb_redis_call_duration_ms_sum{} 40\nllmlb_redis_call_duration_ms_count{} 1\n");
+    expect(text).toContain("llmlb_redis_call_duration_ms_sum{} 40.5\nllmlb_redis_call_duration_ms_count{} 1\n");
   });
 });
 

@@ -77,7 +77,7 @@ export class Accounting {
   observer: LeaseObserver | null = null;
 
   constructor(public rng: Xorshift, public stats: Stats, public vmTag: string) {
-    this.background = new CountingHandler(stats, "release/renew/reconcile");
+    this.background = new CountingHandler(stats, "release/renew");
     this.reconciler = new CountingHandler(stats, "reconcile", true);
   }
 

@@ -36,6 +36,8 @@ export class Plugin {
   /** Adopts a parsed configuration: builds each rule's policy and Redis client; returns the tick period (ms, 0: none). */
   configure(cfg: PluginConfig): i64 {
     this.config = cfg;
+    const old = this.clients.values();
+    for (let i = 0; i < old.length; i++) old[i].retire();
     this.clients.clear();
     this.pools.clear();
     this.policies.clear();
@@ -45,7 +47,7 @@ export class Plugin {
     for (let i = 0; i < all.length; i++) {
       const c = all[i];
       const p = makePolicy(c, this.services);
-      if (p !== null) this.policies.set(changetype<usize>(c), p);
+      if (p !== null) { this.policies.set(changetype<usize>(c), p); this.stats.definePolicy(c.policy); }
       if (c.usesRedis()) { this.clientFor(c); needTick = true; }
       this.services.candidates.addStatic(c);
     }
@@ -61,6 +63,7 @@ export class Plugin {
     const key = r.cluster + "\n" + r.username + "\n" + r.password + "\n" + r.timeoutMs.toString();
     if (this.clients.has(key)) return this.clients.get(key);
     const client = new RedisClient(r.cluster, r.username, r.password, r.timeoutMs, c.breakerFailures, <f64>c.breakerOpenMs);
+    client.observer = this.stats;
     client.init(host.nowMillis());
     this.clients.set(key, client);
     return client;

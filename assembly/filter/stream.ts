@@ -88,7 +88,7 @@ export class LbStream extends Context {
     r.priority = this.readPriority(cfg);
     if (!policy.needsBody()) return this.decide(true);
     if (endOfStream) {
-      if (cfg.bodilessRequests == "passthrough") { this.plugin.stats.passed(); return CONTINUE; }
+      if (cfg.bodilessRequests == "passthrough") { this.plugin.stats.passed(cfg.policy); return CONTINUE; }
       return this.decide(true);
     }
     this.phase = Phase.AwaitBody;
@@ -147,7 +147,7 @@ export class LbStream extends Context {
       return CONTINUE;
     }
     if (v == Verdict.Rejected) return STOP;
-    this.plugin.stats.passed();
+    this.plugin.stats.passed(cfg.policy);
     return CONTINUE;
   }
 
@@ -170,6 +170,7 @@ export class LbStream extends Context {
       host.replaceHeader(host.MapType.RequestHeaders, cfg.destinationHeader, h);
     }
     this.pickedAtMs = host.nowMillis();
+    this.plugin.stats.picked(cfg.policy, r.reason);
     const st = host.setUpstreamOverrideHost(h);
     if (st != host.Status.Ok) {
       this.plugin.stats.overrideRefusedOne();
@@ -216,7 +217,7 @@ export class LbStream extends Context {
   resumePass(): void {
     if (!this.enter()) return;
     this.phase = Phase.Decided;
-    this.plugin.stats.passed();
+    this.plugin.stats.passed(this.cfg!.policy);
     this.continueHeld();
   }
 
@@ -233,7 +234,7 @@ export class LbStream extends Context {
     const r = this.req!;
     r.reason = "shed";
     r.load = load;
-    this.plugin.stats.shedOne();
+    this.plugin.stats.shed(r.priority);
     const headers: Pair[] = [new Pair("retry-after", cfg.retryAfterSeconds.toString()), new Pair("content-type", "application/json")];
     if (cfg.debugHeader.length > 0) headers.push(new Pair(cfg.debugHeader, "reason=shed;load=" + load));
     host.sendLocalResponse(cfg.shedStatus, "llmlb_shed",

@@ -16,6 +16,7 @@
 import * as host from "../host/calls";
 import { RespCommand, RespValue, parseResp } from "./resp";
 import { CircuitBreaker } from "./breaker";
+import * as obs from "./observer";
 
 export abstract class RedisReplyHandler {
   /** ok = false: not sent, network error, timeout. A Redis error reply comes with ok = true. */
@@ -75,6 +76,8 @@ export class RedisClient {
   /** Counters for metrics and tests. */
   failures: u64 = 0;
   calls: u64 = 0;
+  /** Where latency, failures and breaker changes are reported (services/stats.ts). */
+  observer: obs.RedisObserver = new obs.RedisObserver();
 
   constructor(public cluster: string, public username: string, public password: string, public timeoutMs: u32,
     breakerFailures: i64, breakerOpenMs: f64) {
@@ -122,8 +125,7 @@ export class RedisClient {
     const r = host.redisCall(this.cluster, query);
     if (r.status != host.Status.Ok) {
       // Not re-initialised: an init would close the shared client under every call in flight.
-      this.failures++;
-      this.breaker.onFailure(now);
+      this.noteFailure(obs.REDIS_FAIL_REFUSED, now, true);
       return false;
     }
     this.calls++;
@@ -137,14 +139,15 @@ export class RedisClient {
     const call = this.pending.get(token);
     this.pending.delete(token);
     if (status != 0) {
-      this.fail(call, now);
+      this.fail(call, now, now - call.startedMs >= <f64>this.timeoutMs ? obs.REDIS_FAIL_TIMEOUT : obs.REDIS_FAIL_NETWORK);
       return true;
     }
     const bytes = host.getBufferBytes(host.BufferType.RedisCallResponse, 0, size);
-    if (bytes === null) { this.fail(call, now); return true; }
+    if (bytes === null) { this.fail(call, now, obs.REDIS_FAIL_BAD_REPLY); return true; }
     const parsed = parseResp(Uint8Array.wrap(bytes));
     const reply = parsed.value;
-    if (parsed.status != 0 || reply === null) { this.fail(call, now); return true; }
+    if (parsed.status != 0 || reply === null) { this.fail(call, now, obs.REDIS_FAIL_BAD_REPLY); return true; }
+    this.observer.replied(now - call.startedMs);
     const script = call.script;
     if (script !== null && reply.isError() && reply.str.startsWith("NOSCRIPT")) {
       // The script cache was flushed or this is a new server: send the text once, same handler.
@@ -152,7 +155,8 @@ export class RedisClient {
       if (!this.send(evalCommand("EVAL", script.source, call.keys, call.args), again, now)) call.handler.onReply(false, null);
       return true;
     }
-    this.breaker.onSuccess();
+    if (reply.isError()) this.observer.failed(obs.REDIS_FAIL_ERROR_REPLY);
+    this.closeBreaker();
     call.handler.onReply(true, reply);
     return true;
   }
@@ -201,7 +205,7 @@ export class RedisClient {
     this.clockOffsetMs = sec * 1000 + Math.floor(usec / 1000) - (sentMs + now) / 2;
     this.clockKnown = true;
     this.clockAtMs = now;
-    this.breaker.onSuccess(); // Redis answers again: close the breaker at once
+    this.closeBreaker(); // Redis answers again: close the breaker at once
   }
 
   /** Replies that never came (host bug or lost callback) are failed after timeout + 1 s. */
@@ -213,14 +217,34 @@ export class RedisClient {
       const call = this.pending.get(tokens[i]);
       if (now - call.startedMs > limit) {
         this.pending.delete(tokens[i]);
-        this.fail(call, now);
+        this.fail(call, now, obs.REDIS_FAIL_TIMEOUT);
       }
     }
   }
 
-  private fail(call: PendingCall, now: f64): void {
-    this.failures++;
-    if (call.counted) this.breaker.onFailure(now);
+  private fail(call: PendingCall, now: f64, kind: i32): void {
+    this.noteFailure(kind, now, call.counted);
     call.handler.onReply(false, null);
+  }
+
+  private closeBreaker(): void {
+    const wasOpen = this.breaker.isOpen();
+    this.breaker.onSuccess();
+    if (wasOpen) this.observer.breakerChanged(false);
+  }
+
+  /** counted: the failure feeds the breaker (the tick's probe does not: it only ever closes it). */
+  private noteFailure(kind: i32, now: f64, counted: bool): void {
+    this.failures++;
+    this.observer.failed(kind);
+    if (!counted) return;
+    const wasOpen = this.breaker.isOpen();
+    this.breaker.onFailure(now);
+    if (!wasOpen && this.breaker.isOpen()) this.observer.breakerChanged(true);
+  }
+
+  /** Before the client is dropped (new configuration): an open breaker no longer counts. */
+  retire(): void {
+    if (this.breaker.isOpen()) this.observer.breakerChanged(false);
   }
 }

@@ -24,7 +24,7 @@ export class Services {
   /** endpoint_metrics' shared runtime (scraper, in-flight, latency); created on first use. */
   metricsRuntime(latencyAlpha: f64): MetricsRuntime {
     let mr = this.metrics;
-    if (mr === null) { mr = new MetricsRuntime(this.accounting, latencyAlpha); this.metrics = mr; }
+    if (mr === null) { mr = new MetricsRuntime(this.accounting, latencyAlpha, this.stats); this.metrics = mr; }
     return mr;
   }
 

@@ -41,7 +41,12 @@ export interface PluginOptions {
   nodeId: string;
   /** Optional live echo of every accepted log record. */
   logEcho: ((r: LogRecord) => void) | null;
+  /** Tag names the gateway's bootstrap turns into labels (Istio/Higress `extraStatTags`, see metrics.ts). */
+  extraStatTags: readonly string[];
 }
+
+/** The `extraStatTags` README's deployment section asks for: the labels of the plugin's stats. */
+export const LLMLB_STAT_TAGS: readonly string[] = ["policy", "reason", "priority", "kind"];
 
 export const DEFAULT_PLUGIN_OPTIONS: PluginOptions = {
   workers: 1,
@@ -55,12 +60,13 @@ export const DEFAULT_PLUGIN_OPTIONS: PluginOptions = {
   profile: HIGRESS_PROFILE,
   nodeId: "host-test",
   logEcho: null,
+  extraStatTags: LLMLB_STAT_TAGS,
 };
 
 export class PluginHost {
   readonly vms: WasmVm[] = [];
   readonly configured: boolean[] = [];
-  readonly metrics = new MetricsRegistry();
+  readonly metrics: MetricsRegistry;
   readonly sharedData = new SharedData();
   readonly queues = new SharedQueues();
   readonly logs: LogSink;
@@ -72,6 +78,7 @@ export class PluginHost {
   private constructor(readonly backend: HostBackend, readonly options: PluginOptions, readonly abi: AbiVersion,
     private readonly module: WebAssembly.Module) {
     this.logs = new LogSink(options.logLevel, options.logEcho);
+    this.metrics = new MetricsRegistry(options.extraStatTags);
   }
 
   static async load(wasm: Uint8Array | string, backend: HostBackend, options: Partial<PluginOptions> = {}): Promise<PluginHost> {

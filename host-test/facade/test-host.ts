@@ -110,7 +110,11 @@ export class TestHost {
     return this.logs(level, filter).map((r) => r.message);
   }
 
-  metric(name: string) { return this.plugin.metrics.valueOf(name); }
+  /** A plugin metric: by its defined name, or by its Prometheus name and labels (histograms as of the last stats flush). */
+  metric(name: string, labels?: Record<string, string>) { return this.plugin.metrics.valueOf(name, labels); }
+
+  /** Envoy's periodic stats flush: histogram values recorded so far become visible. */
+  flushStats(): void { this.plugin.metrics.mergeHistograms(); }
 
   /** Moves the manual clock (fires ticks and callout timeouts that fall due). */
   advance(ms: number): void { this.backend.clock.advance(ms); }

@@ -18,6 +18,9 @@ import { GatewayStats } from "./stats.js";
 import { createAdminServer } from "./admin.js";
 import { HIGRESS_PROFILE, type EnvoyProfile } from "../abi/envoy-profile.js";
 
+/** Envoy bootstrap stats_flush_interval default (envoy.config.bootstrap.v3.Bootstrap). */
+const STATS_FLUSH_MS = 5000;
+
 export interface GatewayOptions {
   /** Envoy healthy_panic_threshold in percent; Istio/Higress disable panic mode (0, the default). */
   panicThresholdPercent?: number;
@@ -98,6 +101,8 @@ export async function startGateway(cfg: GatewayConfig, opts: GatewayOptions = {}
     agent.destroy();
     throw e;
   }
+  // Envoy's stats flush (stats_flush_interval, 5 s by default) merges histograms for the admin page.
+  const statsFlush = setInterval(() => { plugin?.metrics.mergeHistograms(); for (const p of extraPlugins) p.metrics.mergeHistograms(); }, STATS_FLUSH_MS).unref();
   const byRoute = new Map<string, PluginHost>();
   (opts.extraPlugins ?? []).forEach((extra, i) => { for (const r of extra.routes) byRoute.set(r, extraPlugins[i]); });
   const ctx: ProxyContext = {
@@ -118,6 +123,7 @@ export async function startGateway(cfg: GatewayConfig, opts: GatewayOptions = {}
   const url = await listen(server, cfg.listener.host, cfg.listener.port);
   const adminUrl = admin && cfg.admin ? await listen(admin, cfg.admin.host, cfg.admin.port) : null;
   const close = async () => {
+    clearInterval(statsFlush);
     for (const h of health.values()) h.stop();
     plugin?.shutdown();
     for (const p of extraPlugins) p.shutdown();

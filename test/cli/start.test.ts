@@ -72,7 +72,16 @@ describe("npm start --no-demo", () => {
     // The admin address it prints serves the plugin's stats in Prometheus text (what the dashboard reads).
     const admin = /admin +(http:\/\/\S+\/stats\/prometheus)/.exec(cli.output())![1];
     const stats = await (await fetch(admin)).text();
-    expect(Number(/^llmlb_picks_redis_total (\d+)$/m.exec(stats)?.[1])).toBeGreaterThanOrEqual(commands.length);
+    const picks = [...stats.matchAll(/^llmlb_picks_total\{policy="prefix_cache",reason="[a-z_]+"\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    expect(picks).toBeGreaterThanOrEqual(commands.length);
+    expect(stats).toMatch(/^llmlb_picks_total\{policy="prefix_cache",reason="prefix_hit"\} [1-9]/m);
+    // Histograms show up at the gateway's stats flush (every 5 s, as Envoy's): the picks' Redis round trips.
+    let redisCalls = 0;
+    for (let i = 0; i < 30 && redisCalls === 0; i++) {
+      redisCalls = Number(/^llmlb_redis_call_duration_ms_count\{\} (\d+)$/m.exec(await (await fetch(admin)).text())?.[1] ?? 0);
+      if (redisCalls === 0) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(redisCalls).toBeGreaterThanOrEqual(commands.length);
 
     const below = descendants(cli.child.pid!);
     expect(below.map((p) => p.comm)).toContain("redis-server");

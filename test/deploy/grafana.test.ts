@@ -1,6 +1,6 @@
 // envoy/grafana-dashboard.json: valid dashboard JSON whose every query names only metrics the
 // built plugin defines (read from the metrics registry after the plugin starts, so a renamed or
-// removed stat breaks this test), counters only through rate()/increase().
+// removed stat breaks this test), counters and histogram series only through rate()/increase().
 import fs from "node:fs";
 import { expect, it } from "vitest";
 import { TestHost } from "../../host-test/facade/index.js";
@@ -33,7 +33,13 @@ function metricNames(expr: string): string[] {
     .map((m) => m[1]);
 }
 
-it("every dashboard query names only metrics the plugin defines; counters are read through rate() or increase()", async () => {
+/** The histogram a series of it names (Prometheus exposes `<h>_bucket`, `<h>_sum`, `<h>_count`), if any. */
+function histogramOf(series: string, defined: Map<string, string>): string | undefined {
+  const m = /^(.*)_(bucket|sum|count)$/.exec(series);
+  return m && defined.get(m[1]) === "histogram" ? m[1] : undefined;
+}
+
+it("every dashboard query names only metrics the plugin defines; counters and histograms are read through rate() or increase()", async () => {
   const dash = JSON.parse(fs.readFileSync("envoy/grafana-dashboard.json", "utf8")) as Obj;
   expect(dash.title).toBeTruthy();
   expect(dash.uid).toMatch(/^[a-z0-9-]{1,40}$/);
@@ -46,9 +52,11 @@ it("every dashboard query names only metrics the plugin defines; counters are re
     const names = metricNames(expr);
     expect(names.length, `${panel}: ${expr}`).toBeGreaterThan(0);
     for (const n of names) {
-      expect(defined.has(n), `${panel}: ${n} is not a metric the plugin defines (${[...defined.keys()].join(", ")})`).toBe(true);
-      if (defined.get(n) === "counter") expect(expr, `${panel}: counter ${n} outside rate()/increase()`).toMatch(new RegExp(`(rate|increase)\\(${n}\\b`));
-      used.add(n);
+      const metric = histogramOf(n, defined) ?? n;
+      expect(defined.has(metric), `${panel}: ${n} is not a metric the plugin defines (${[...defined.keys()].join(", ")})`).toBe(true);
+      if (defined.get(metric) === "histogram") expect(n, `${panel}: histogram ${metric} read without _bucket/_sum/_count`).not.toBe(metric);
+      if (defined.get(metric) !== "gauge") expect(expr, `${panel}: counter ${n} outside rate()/increase()`).toMatch(new RegExp(`(rate|increase)\\(${n}\\b`));
+      used.add(metric);
     }
   }
   expect([...defined.keys()].filter((n) => !used.has(n)), "plugin metrics the dashboard does not show").toEqual([]);

@@ -19,7 +19,7 @@ describe("metrics", () => {
     h.stream({ vm: 1 }).sendRequestHeaders(true);
     h.stream({ vm: 1 }).sendRequestHeaders(true);
     expect(h.metric("test_requests")).toBe(3);
-    expect(h.plugin.metrics.prometheus()).toContain("# TYPE test_requests counter\ntest_requests 3\n");
+    expect(h.plugin.metrics.prometheus()).toContain("# TYPE test_requests counter\ntest_requests{} 3\n");
   });
 
   it("registry rules: counters never decrease, gauges move, histograms are write-only", () => {
@@ -33,7 +33,51 @@ describe("metrics", () => {
     expect(m.record(hi, 7)).toBe(WasmResult.Ok);
     expect(m.get(hi).status).toBe(WasmResult.BadArgument);
     expect(m.get(9999).status).toBe(WasmResult.NotFound);
-    expect(m.prometheus()).toContain('h_bucket{le="10"} 1');
+    expect(m.prometheus()).toContain('h_bucket{le="10"} 0'); // Envoy shows it after the stats flush
+    m.mergeHistograms();
+    expect(m.prometheus()).toContain('h_bucket{le="5"} 0\nh_bucket{le="10"} 1\n');
+  });
+
+  it("histograms print Envoy's circllhist approximations: bin midpoints in _sum, a bound counts only bins entirely below it", () => {
+    const m = new MetricsRegistry();
+    const hi = m.define(2, "h").id;
+    for (const v of [0, 7, 50, 123]) m.record(hi, v);
+    m.mergeHistograms();
+    // Bins [0], [7, 7.1), [50, 51), [120, 130): midpoints 0 + 7.05 + 50.5 + 125.
+    expect(m.valueOf("h")).toEqual({ count: 4, sum: 182.55 });
+    const text = m.prometheus();
+    expect(text).toContain('h_bucket{le="0.5"} 1\nh_bucket{le="1"} 1\nh_bucket{le="5"} 1\nh_bucket{le="10"} 2\nh_bucket{le="25"} 2\nh_bucket{le="50"} 2\nh_bucket{le="100"} 3\n');
+    expect(text).toContain('h_bucket{le="250"} 4\n');
+  });
+
+  it("tags written into the name become labels only for the configured extraStatTags (Istio/Higress extractor)", () => {
+    const tagged = new MetricsRegistry(["policy", "reason"]);
+    const hit = tagged.define(0, "policy=.=prefix_cache;.;reason=.=prefix_hit;.;llmlb_picks_total").id;
+    tagged.define(0, "policy=.=prefix_cache;.;reason=.=prefix_miss;.;llmlb_picks_total");
+    tagged.increment(hit, 2);
+    expect(tagged.prometheus()).toBe("# TYPE llmlb_picks_total counter\n" +
+      'llmlb_picks_total{policy="prefix_cache",reason="prefix_hit"} 2\n' +
+      'llmlb_picks_total{policy="prefix_cache",reason="prefix_miss"} 0\n\n');
+    expect(tagged.valueOf("llmlb_picks_total", { reason: "prefix_hit", policy: "prefix_cache" })).toBe(2);
+    // Without the extractors Envoy keeps the parts in the name and sanitizes it.
+    const plain = new MetricsRegistry([]);
+    plain.define(0, "policy=.=prefix_cache;.;llmlb_passthrough_total");
+    expect(plain.prometheus()).toBe("# TYPE policy___prefix_cache___llmlb_passthrough_total counter\npolicy___prefix_cache___llmlb_passthrough_total{} 0\n\n");
+    // A name that would start with a digit is not exported (prometheus_stats.cc metricName).
+    plain.define(0, "9lives");
+    expect(plain.prometheus()).not.toContain("9lives");
+  });
+
+  it("prints counters, then gauges, then histograms, each group sorted, histogram labels before le", () => {
+    const m = new MetricsRegistry(["kind"]);
+    m.define(2, "kind=.=a;.;lat_ms");
+    m.define(1, "g");
+    m.define(0, "b_total");
+    m.define(0, "a_total");
+    const text = m.prometheus();
+    expect([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((x) => `${x[1]}:${x[2]}`)).toEqual(["a_total:counter", "b_total:counter", "g:gauge", "lat_ms:histogram"]);
+    expect(text).toContain('lat_ms_bucket{kind="a",le="0.5"} 0\n');
+    expect(text).toContain('lat_ms_bucket{kind="a",le="3600000"} 0\nlat_ms_bucket{kind="a",le="+Inf"} 0\nlat_ms_sum{kind="a"} 0\nlat_ms_count{kind="a"} 0\n');
   });
 });
 

@@ -234,7 +234,8 @@ describe("Redis unavailable", () => {
     const third = postChat(h).s;
     expect(h.redisCalls.length).toBe(0);
     expect(third.forwarded).not.toBeNull();
-    expect(h.metric("llmlb_picks_local_fallback_total")).toBe(3);
+    expect(h.metric("llmlb_picks_total", { policy: "global_least_request", reason: "local_fallback" })).toBe(3);
+    expect(h.metric("llmlb_redis_breakers_open", {})).toBe(1);
     h.advance(5001);
     const probe = postChat(h).s;
     // The half-open probe (the tick's TIME probes may be in flight too: they do not count).

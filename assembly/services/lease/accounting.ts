@@ -9,7 +9,7 @@
 // - acquireHost: a lease on a host the policy already chose (lua/charge.lua), falling back to a
 //   local lease on that same host; an optional observer sees every lease begin and end.
 import { RedisReplyHandler, LuaScript } from "../../redis/client";
-import { RespValue } from "../../redis/resp";
+import { RespKind, RespValue } from "../../redis/resp";
 import { CandidateSet } from "../candidates/candidates";
 import { LocalLeastRequest } from "../candidates/local_least";
 import { Lease } from "./lease";
@@ -70,7 +70,9 @@ class HealerReply extends RedisReplyHandler {
       this.acc.stats.redisBackgroundFailures();
       return;
     }
-    if (reply.items.length == 3 && reply.items[2].int == 1) this.acc.heal(this.pool, host.nowMillis());
+    if (reply.items.length != 3) return;
+    this.acc.stats.leasesReclaimed(reply.items[1].int);
+    if (reply.items[2].int == 1) this.acc.heal(this.pool, host.nowMillis());
   }
 }
 
@@ -91,7 +93,7 @@ export class Accounting {
   observer: LeaseObserver | null = null;
 
   constructor(public rng: Xorshift, public stats: Stats, public vmTag: string) {
-    this.background = new CountingHandler(stats, "release/renew/reconcile");
+    this.background = new CountingHandler(stats, "release/renew");
   }
 
   newLeaseId(): string {
@@ -112,7 +114,6 @@ export class Accounting {
     if (s.pool === null) {
       this.leaseLocally(s, h);
       s.reason = reason;
-      this.stats.otherPick();
       return Verdict.Picked;
     }
     return this.acquire(s, c, new AcquireCall(CHARGE_SCRIPT, [], [h], reason, h));
@@ -154,7 +155,6 @@ export class Accounting {
     if (h.length == 0) return Verdict.Pass;
     this.leaseLocally(s, h);
     s.reason = "local_fallback";
-    this.stats.fallbackPick();
     return Verdict.Picked;
   }
 
@@ -185,7 +185,6 @@ export class Accounting {
       r.pool.active.add(lease.id);
       s.lease = lease;
       this.observeLeased(lease);
-      this.stats.redisPick();
       if (!s.port.alive()) { this.release(lease, false); return; }
       const reason = replyItem(reply!, 3);
       s.port.resumeWith(lease.host, reason.length > 0 ? reason : r.call.defaultReason, replyItem(reply!, 2));

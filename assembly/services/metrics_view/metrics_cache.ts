@@ -97,6 +97,16 @@ export class MetricsCache {
     host.setSharedData(key, String.UTF8.encode(encodeReport(r)), cas);
   }
 
+  /** When the newest of these hosts' published reports was observed (-1e18: none). */
+  newestObservedMs(addresses: string[]): f64 {
+    let newest: f64 = -1e18;
+    for (let i = 0; i < addresses.length; i++) {
+      const r = this.readShared(addresses[i]);
+      if (r !== null && r.observedAtMs > newest) newest = r.observedAtMs;
+    }
+    return newest;
+  }
+
   private readShared(address: string): HostReport | null {
     const cur = host.getSharedData(this.sharedKey(address));
     if (cur.status != host.Status.Ok) return null;

@@ -10,6 +10,8 @@ import { InflightTracker } from "./inflight";
 import { LatencyTracker } from "./latency";
 import { MetricsCache } from "./metrics_cache";
 import { Scraper } from "./scraper";
+import { Stats } from "../stats";
+import * as host from "../../host/calls";
 
 /** Lease ends feed the latency EWMA and take the request out of this VM's in-flight view. */
 class LeaseEnds extends LeaseObserver {
@@ -34,8 +36,9 @@ export class MetricsRuntime {
   readonly targets: ScrapeTarget[] = [];
   private refreshMs: f64 = 1e18;
   private period: i64 = 0;
+  private readonly createdMs: f64 = host.nowMillis();
 
-  constructor(accounting: Accounting, alpha: f64) {
+  constructor(accounting: Accounting, alpha: f64, public stats: Stats) {
     this.latency = new LatencyTracker(alpha);
     accounting.observer = new LeaseEnds(this.latency, this.inflight);
   }
@@ -66,6 +69,21 @@ export class MetricsRuntime {
       const t = this.targets[i];
       if (t.cache.s.source == SOURCE_POLL && t.hosts.length > 0) this.scraper.scrape(t.hosts, t.cache, now);
     }
+    // A VM that has seen no request knows no hosts: it leaves the (process-wide) gauge to the others.
+    const age = this.stalestAgeMs(now);
+    if (age >= 0) this.stats.metricsAgeMs(age);
+  }
+
+  /** Over the policies with known hosts: the age of their freshest metrics, the largest such age (-1: none). */
+  private stalestAgeMs(now: f64): f64 {
+    let worst: f64 = -1;
+    for (let i = 0; i < this.targets.length; i++) {
+      const t = this.targets[i];
+      if (t.hosts.length == 0) continue;
+      const newest = t.cache.newestObservedMs(t.hosts);
+      worst = max(worst, now - max(newest, this.createdMs));
+    }
+    return worst;
   }
 
   onHttpCallResponse(token: u32, bodySize: u32, now: f64): bool {

@@ -1,9 +1,12 @@
 // Per-request and per-scrape costs of the plugin's own code, measured inside Wasm: bench/micro/entry.ts
 // is compiled like the release plugin (-O3, incremental runtime) and each function loops over
 // one input; the time per iteration is reported (median of 5 runs). Run: npm run bench -- hash-cost
-// (also parse-cost). Inputs: chat bodies of ~1 KB / 16 KB / 128 KB (multi-turn conversations),
-// a vLLM /metrics text (the hand-written fixture) and a 64 KiB one (the Higress cap).
+// (also parse-cost). Inputs: chat bodies of ~1 KB / 4 KB / 16 KB / 128 KB (multi-turn
+// conversations), a vLLM /metrics text (the hand-written fixture) and a 64 KiB one (the Higress
+// cap). Throughput columns: body bytes per second (MB = 10^6 B) and µs per KiB of body; SHA-1 of
+// the same bytes in Wasm and in node:crypto (OpenSSL, native) are the reference limits.
 import asc from "assemblyscript/asc";
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { encodePairs } from "../../host-test/abi/pairs.js";
 
@@ -13,6 +16,8 @@ interface Entry {
   inputReady(): void;
   prefixKeys(n: number): number;
   parseBody(n: number): number;
+  sha1Only(n: number): number;
+  decodeSnapshot(n: number): number;
   parseMetrics(n: number): number;
   scrapeSnapshot(n: number): number;
 }
@@ -74,17 +79,30 @@ export function metricsText(bytes: number): string {
   return text;
 }
 
-export interface CostRow { what: string; input: string; microseconds: number }
+export interface CostRow { what: string; input: string; microseconds: number; bytes?: number }
+
+/** Median µs per SHA-1 of `bytes` in node:crypto, timed like the Wasm functions. */
+function nodeSha1(bytes: Uint8Array, iterations: number): number {
+  return time((k) => {
+    let x = 0;
+    for (let i = 0; i < k; i++) x ^= createHash("sha1").update(bytes).digest()[0];
+    return x >= 0 ? 1 : 0;
+  }, iterations);
+}
 
 export async function runCosts(kind: "hash-cost" | "parse-cost"): Promise<CostRow[]> {
   const e = await compile();
   const rows: CostRow[] = [];
   if (kind === "hash-cost") {
-    for (const [label, size, n] of [["1 KB", 1024, 4000], ["16 KB", 16 * 1024, 400], ["128 KB", 128 * 1024, 50]] as const) {
+    for (const [label, size, n] of [["1 KB", 1024, 4000], ["4 KB", 4096, 1000], ["16 KB", 16 * 1024, 400], ["128 KB", 128 * 1024, 50]] as const) {
       const body = chatBody(size);
       setInput(e, body);
-      rows.push({ what: "prefix_cache keys (JSON parse + blocks + SHA-1 + XOR)", input: `${label} chat body (${body.length} B)`, microseconds: time((k) => e.prefixKeys(k), n) });
-      rows.push({ what: "JSON parse alone (global_least_request, costMode tokens)", input: `${label} chat body (${body.length} B)`, microseconds: time((k) => e.parseBody(k), n) });
+      const input = `${label} chat body (${body.length} B)`;
+      const bytes = body.length;
+      rows.push({ what: "prefix_cache keys (JSON parse + blocks + SHA-1 + XOR)", input, bytes, microseconds: time((k) => e.prefixKeys(k), n) });
+      rows.push({ what: "JSON parse alone (global_least_request, costMode tokens)", input, bytes, microseconds: time((k) => e.parseBody(k), n) });
+      rows.push({ what: "SHA-1 of the whole body, Wasm (reference)", input, bytes, microseconds: time((k) => e.sha1Only(k), n) });
+      rows.push({ what: "SHA-1 of the whole body, node:crypto (reference)", input, bytes, microseconds: nodeSha1(body, n) });
     }
   } else {
     for (const [label, size, n] of [["fixture", 0, 2000], ["64 KiB", 64 * 1024, 200]] as const) {
@@ -97,13 +115,17 @@ export async function runCosts(kind: "hash-cost" | "parse-cost"): Promise<CostRo
       const map = encodePairs(Array.from({ length: hosts }, (_, i) => [`10.0.0.${i + 1}:8000`, JSON.stringify({ health_status: "Healthy", metrics: text })] as [string, string]));
       setInput(e, map);
       rows.push({ what: "one scrape: host map + unescape + parse, every body changed", input: `${hosts} hosts x 64 KiB`, microseconds: time((k) => e.scrapeSnapshot(k), 20) });
+      rows.push({ what: "the same scrape's JSON decode alone (host map + unescape)", input: `${hosts} hosts x 64 KiB`, microseconds: time((k) => e.decodeSnapshot(k), 20) });
     }
   }
   return rows;
 }
 
 export function costTable(rows: CostRow[]): string {
-  return ["| work | input | µs per call (median of 5) |", "|---|---|---|", ...rows.map((r) => `| ${r.what} | ${r.input} | ${r.microseconds.toFixed(1)} |`)].join("\n");
+  const rate = (r: CostRow) => (r.bytes === undefined ? "-" : (r.bytes / r.microseconds).toFixed(0));
+  const perKb = (r: CostRow) => (r.bytes === undefined ? "-" : (r.microseconds / (r.bytes / 1024)).toFixed(2));
+  return ["| work | input | µs per call (median of 5) | MB/s | µs per KiB |", "|---|---|---|---|---|",
+    ...rows.map((r) => `| ${r.what} | ${r.input} | ${r.microseconds.toFixed(1)} | ${rate(r)} | ${perKb(r)} |`)].join("\n");
 }
 
 if (process.argv[1]?.endsWith("costs.ts")) {

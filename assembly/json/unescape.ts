@@ -1,8 +1,14 @@
-// Decodes the body of a JSON string literal (between the quotes) into UTF-8 bytes.
-// The parser has already validated the escapes; this still never throws on bad input (an
-// unknown escape is copied verbatim) so it is safe to call on any range. A \uXXXX surrogate
-// pair becomes one 4-byte code point; a lone surrogate becomes U+FFFD (EF BF BD), as Go's JSON
-// decoders do. Raw bytes, including invalid UTF-8, are copied unchanged.
+// Decodes the body of a JSON string literal (between the quotes) into UTF-8 bytes, exactly as
+// gjson v1.18.0 does (`unescape` in gjson.go, which Higress's String() uses), so prefix keys of
+// escaped text match Higress's byte for byte:
+//   - a \uXXXX in D800-DFFF (either half) followed by another \uXXXX consumes both: a valid
+//     high+low pair is one code point, anything else (high + non-low, low + anything) is ONE
+//     U+FFFD, and the second unit is gone ("\ud83d\u0041" -> EF BF BD, no "A");
+//   - a surrogate not followed by \u is U+FFFD (utf8.EncodeRune of a surrogate);
+//   - raw bytes, including invalid UTF-8, are copied unchanged.
+// (Go's encoding/json differs: it would keep the "A".) The parser has already validated the
+// escapes; this still never throws on bad input (an unknown escape keeps its backslash) so it is
+// safe on any range. Runs without a backslash are copied 8 bytes at a time.
 
 // Value of one hex digit (either case), or -1.
 function hexDigitValue(c: u32): i32 {
@@ -49,16 +55,34 @@ export function unescapeJsonString(src: Uint8Array, start: i32, end: i32): Uint8
   if (start < 0) start = 0;
   if (end > src.length) end = src.length;
   if (start >= end) return new Uint8Array(0);
-  const p = src.dataStart;
   // Decoded text is never longer than the escaped text (\uXXXX = 6 bytes -> at most 3;
   // a 12-byte surrogate pair -> 4).
   const out = new Uint8Array(end - start);
-  const o0 = out.dataStart;
+  return out.subarray(0, unescapeInto(src.dataStart + <usize>start, end - start, out.dataStart));
+}
+
+const ONES: u64 = 0x0101010101010101;
+const HIGHS: u64 = 0x8080808080808080;
+const BACKSLASHES: u64 = 0x5C5C5C5C5C5C5C5C;
+
+/** Decodes `len` bytes of escaped string body at `p` into `o` (room for `len` bytes); returns the
+ *  decoded length. */
+export function unescapeInto(p: usize, len: i32, o0: usize): i32 {
   let o = o0;
-  let i = start;
-  while (i < end) {
+  let i = 0;
+  while (i < len) {
+    // Copy 8 bytes at a time while none of them is a backslash.
+    while (i + 8 <= len) {
+      const v = load<u64>(p + <usize>i);
+      const x = v ^ BACKSLASHES;
+      if (((x - ONES) & ~x & HIGHS) != 0) break;
+      store<u64>(o, v);
+      o += 8;
+      i += 8;
+    }
+    if (i >= len) break;
     const c = <u32>load<u8>(p + <usize>i);
-    if (c != 0x5C || i + 1 >= end) {
+    if (c != 0x5C || i + 1 >= len) {
       store<u8>(o++, <u8>c);
       i++;
       continue;
@@ -80,7 +104,7 @@ export function unescapeJsonString(src: Uint8Array, start: i32, end: i32): Uint8
       i += 2;
       continue;
     }
-    const unit = e == 0x75 && i + 6 <= end ? readHex4(p + <usize>(i + 2)) : -1;
+    const unit = e == 0x75 && i + 6 <= len ? readHex4(p + <usize>(i + 2)) : -1;
     if (unit < 0) {
       // Not a valid escape (the parser rejects these): keep the backslash, move on.
       store<u8>(o++, <u8>c);
@@ -89,19 +113,20 @@ export function unescapeJsonString(src: Uint8Array, start: i32, end: i32): Uint8
     }
     i += 6;
     let cp = <u32>unit;
-    if (cp >= 0xD800 && cp <= 0xDBFF) {
-      const low = i + 6 <= end && load<u8>(p + <usize>i) == 0x5C && load<u8>(p + <usize>(i + 1)) == 0x75
+    if (cp >= 0xD800 && cp <= 0xDFFF) {
+      // gjson: a surrogate swallows the next \uXXXX, whatever it is.
+      const next = i + 6 <= len && load<u8>(p + <usize>i) == 0x5C && load<u8>(p + <usize>(i + 1)) == 0x75
         ? readHex4(p + <usize>(i + 2)) : -1;
-      if (low >= 0xDC00 && low <= 0xDFFF) {
-        cp = 0x10000 + ((cp - 0xD800) << 10) + (<u32>low - 0xDC00);
+      if (next >= 0) {
         i += 6;
+        cp = cp <= 0xDBFF && next >= 0xDC00 && next <= 0xDFFF
+          ? 0x10000 + ((cp - 0xD800) << 10) + (<u32>next - 0xDC00)
+          : 0xFFFD;
       } else {
         cp = 0xFFFD;
       }
-    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-      cp = 0xFFFD;
     }
     o += writeUtf8(o, cp);
   }
-  return out.subarray(0, <i32>(o - o0));
+  return <i32>(o - o0);
 }

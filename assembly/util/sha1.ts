@@ -66,6 +66,33 @@ export class Sha1 {
 
   /** Finishes the hash, returns the 20-byte digest and resets the state for reuse. */
   digest(): Uint8Array {
+    this.finish();
+    const out = new Uint8Array(20);
+    const o = out.dataStart;
+    store<u32>(o, bswap<u32>(this.h0));
+    store<u32>(o + 4, bswap<u32>(this.h1));
+    store<u32>(o + 8, bswap<u32>(this.h2));
+    store<u32>(o + 12, bswap<u32>(this.h3));
+    store<u32>(o + 16, bswap<u32>(this.h4));
+    this.reset();
+    return out;
+  }
+
+  /** Finishes the hash, XORs the 20-byte digest into acc[0..20) (no allocation) and resets. */
+  digestXorInto(acc: Uint8Array): void {
+    if (acc.length < 20) return;
+    this.finish();
+    const o = acc.dataStart;
+    store<u32>(o, load<u32>(o) ^ bswap<u32>(this.h0));
+    store<u32>(o + 4, load<u32>(o + 4) ^ bswap<u32>(this.h1));
+    store<u32>(o + 8, load<u32>(o + 8) ^ bswap<u32>(this.h2));
+    store<u32>(o + 12, load<u32>(o + 12) ^ bswap<u32>(this.h3));
+    store<u32>(o + 16, load<u32>(o + 16) ^ bswap<u32>(this.h4));
+    this.reset();
+  }
+
+  // Padding and length block: h0..h4 then hold the digest.
+  private finish(): void {
     const bitLen = this.totalBytes << 3;
     const buf = this.pending.dataStart;
     let n = this.pendingLen;
@@ -79,16 +106,6 @@ export class Sha1 {
     memory.fill(buf + <usize>n, 0, <usize>(56 - n));
     store<u64>(buf + 56, bswap<u64>(bitLen));
     this.compress(buf, 1);
-
-    const out = new Uint8Array(20);
-    const o = out.dataStart;
-    store<u32>(o, bswap<u32>(this.h0));
-    store<u32>(o + 4, bswap<u32>(this.h1));
-    store<u32>(o + 8, bswap<u32>(this.h2));
-    store<u32>(o + 12, bswap<u32>(this.h3));
-    store<u32>(o + 16, bswap<u32>(this.h4));
-    this.reset();
-    return out;
   }
 
   // Compresses `count` 64-byte blocks starting at `ptr`. Fully unrolled (generated: 80 rounds with

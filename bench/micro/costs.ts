@@ -5,8 +5,15 @@
 // conversations), a vLLM /metrics text (the hand-written fixture) and a 64 KiB one (the Higress
 // cap). Throughput columns: body bytes per second (MB = 10^6 B) and µs per KiB of body; SHA-1 of
 // the same bytes in Wasm and in node:crypto (OpenSSL, native) are the reference limits.
+// With `--baseline <git ref>` (npm run bench -- hash-cost --baseline ffd4194) the same entry is
+// also compiled against that commit's assembly/ (git archive into a temporary directory) and each
+// row is timed for both builds back to back, so before/after come from one run on one machine.
 import asc from "assemblyscript/asc";
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { readFileSync } from "node:fs";
 import { encodePairs } from "../../host-test/abi/pairs.js";
 
@@ -22,9 +29,9 @@ interface Entry {
   scrapeSnapshot(n: number): number;
 }
 
-async function compile(): Promise<Entry> {
+async function compile(entryPath = "bench/micro/entry.ts"): Promise<Entry> {
   let binary: Uint8Array | null = null;
-  const { error, stderr } = await asc.main(["bench/micro/entry.ts", "-O3", "--noAssert", "--runtime", "incremental", "--outFile", "micro.wasm"], {
+  const { error, stderr } = await asc.main([entryPath, "-O3", "--noAssert", "--runtime", "incremental", "--outFile", "micro.wasm"], {
     writeFile(name: string, contents: Uint8Array | string) { if (name.endsWith(".wasm") && typeof contents !== "string") binary = contents; },
   });
   if (error || binary === null) throw new Error(`asc failed: ${error?.message}\n${stderr.toString()}`);
@@ -79,7 +86,7 @@ export function metricsText(bytes: number): string {
   return text;
 }
 
-export interface CostRow { what: string; input: string; microseconds: number; bytes?: number }
+export interface CostRow { what: string; input: string; microseconds: number; bytes?: number; before?: number }
 
 /** Median µs per SHA-1 of `bytes` in node:crypto, timed like the Wasm functions. */
 function nodeSha1(bytes: Uint8Array, iterations: number): number {
@@ -90,33 +97,67 @@ function nodeSha1(bytes: Uint8Array, iterations: number): number {
   }, iterations);
 }
 
-export async function runCosts(kind: "hash-cost" | "parse-cost"): Promise<CostRow[]> {
-  const e = await compile();
-  const rows: CostRow[] = [];
+/** One row: its input bytes go into the entry, then `run` is timed (null: not a Wasm function). */
+interface Spec { what: string; input: string; bytes?: number; data: Uint8Array; run: ((e: Entry) => (k: number) => number) | null; n: number }
+
+function specs(kind: "hash-cost" | "parse-cost"): Spec[] {
+  const out: Spec[] = [];
   if (kind === "hash-cost") {
     for (const [label, size, n] of [["1 KB", 1024, 4000], ["4 KB", 4096, 1000], ["16 KB", 16 * 1024, 400], ["128 KB", 128 * 1024, 50]] as const) {
-      const body = chatBody(size);
-      setInput(e, body);
-      const input = `${label} chat body (${body.length} B)`;
-      const bytes = body.length;
-      rows.push({ what: "prefix_cache keys (JSON parse + blocks + SHA-1 + XOR)", input, bytes, microseconds: time((k) => e.prefixKeys(k), n) });
-      rows.push({ what: "JSON parse alone (global_least_request, costMode tokens)", input, bytes, microseconds: time((k) => e.parseBody(k), n) });
-      rows.push({ what: "SHA-1 of the whole body, Wasm (reference)", input, bytes, microseconds: time((k) => e.sha1Only(k), n) });
-      rows.push({ what: "SHA-1 of the whole body, node:crypto (reference)", input, bytes, microseconds: nodeSha1(body, n) });
+      const data = chatBody(size);
+      const input = `${label} chat body (${data.length} B)`;
+      const bytes = data.length;
+      out.push({ what: "prefix_cache keys (JSON parse + blocks + SHA-1 + XOR)", input, bytes, data, n, run: (e) => (k) => e.prefixKeys(k) });
+      out.push({ what: "JSON parse alone (global_least_request, costMode tokens)", input, bytes, data, n, run: (e) => (k) => e.parseBody(k) });
+      out.push({ what: "SHA-1 of the whole body, Wasm (reference)", input, bytes, data, n, run: (e) => (k) => e.sha1Only(k) });
+      out.push({ what: "SHA-1 of the whole body, node:crypto (reference)", input, bytes, data, n, run: null });
     }
   } else {
     for (const [label, size, n] of [["fixture", 0, 2000], ["64 KiB", 64 * 1024, 200]] as const) {
       const text = metricsText(size);
-      setInput(e, Buffer.from(text));
-      rows.push({ what: "parse one host's /metrics (parseEngineMetrics)", input: `${label} vLLM text (${text.length} B)`, microseconds: time((k) => e.parseMetrics(k), n) });
+      out.push({ what: "parse one host's /metrics (parseEngineMetrics)", input: `${label} vLLM text (${text.length} B)`, data: Buffer.from(text), n, run: (e) => (k) => e.parseMetrics(k) });
     }
     for (const hosts of [4, 16]) {
       const text = metricsText(64 * 1024);
-      const map = encodePairs(Array.from({ length: hosts }, (_, i) => [`10.0.0.${i + 1}:8000`, JSON.stringify({ health_status: "Healthy", metrics: text })] as [string, string]));
-      setInput(e, map);
-      rows.push({ what: "one scrape: host map + unescape + parse, every body changed", input: `${hosts} hosts x 64 KiB`, microseconds: time((k) => e.scrapeSnapshot(k), 20) });
-      rows.push({ what: "the same scrape's JSON decode alone (host map + unescape)", input: `${hosts} hosts x 64 KiB`, microseconds: time((k) => e.decodeSnapshot(k), 20) });
+      const data = encodePairs(Array.from({ length: hosts }, (_, i) => [`10.0.0.${i + 1}:8000`, JSON.stringify({ health_status: "Healthy", metrics: text })] as [string, string]));
+      out.push({ what: "one scrape: host map + unescape + parse, every body changed", input: `${hosts} hosts x 64 KiB`, data, n: 20, run: (e) => (k) => e.scrapeSnapshot(k) });
+      out.push({ what: "the same scrape's JSON decode alone (host map + unescape)", input: `${hosts} hosts x 64 KiB`, data, n: 20, run: (e) => (k) => e.decodeSnapshot(k) });
     }
+  }
+  return out;
+}
+
+/** The bench entry compiled against `ref`'s assembly/ (for --baseline). */
+async function compileBaseline(ref: string): Promise<Entry> {
+  const dir = mkdtempSync(join(tmpdir(), "llmlb-baseline-"));
+  try {
+    const tar = execFileSync("git", ["archive", ref, "assembly"], { maxBuffer: 1 << 28 });
+    execFileSync("tar", ["-x", "-C", dir], { input: tar });
+    mkdirSync(join(dir, "bench", "micro"), { recursive: true });
+    copyFileSync("bench/micro/entry.ts", join(dir, "bench", "micro", "entry.ts"));
+    return await compile(join(dir, "bench", "micro", "entry.ts"));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function runCosts(kind: "hash-cost" | "parse-cost", baselineRef: string | null = null): Promise<CostRow[]> {
+  const e = await compile();
+  const base = baselineRef === null ? null : await compileBaseline(baselineRef);
+  const rows: CostRow[] = [];
+  for (const s of specs(kind)) {
+    const row: CostRow = { what: s.what, input: s.input, bytes: s.bytes, microseconds: 0 };
+    if (s.run === null) {
+      row.microseconds = nodeSha1(s.data, s.n);
+    } else {
+      if (base !== null) {
+        setInput(base, s.data);
+        row.before = time(s.run(base), s.n);
+      }
+      setInput(e, s.data);
+      row.microseconds = time(s.run(e), s.n);
+    }
+    rows.push(row);
   }
   return rows;
 }
@@ -124,11 +165,26 @@ export async function runCosts(kind: "hash-cost" | "parse-cost"): Promise<CostRo
 export function costTable(rows: CostRow[]): string {
   const rate = (r: CostRow) => (r.bytes === undefined ? "-" : (r.bytes / r.microseconds).toFixed(0));
   const perKb = (r: CostRow) => (r.bytes === undefined ? "-" : (r.microseconds / (r.bytes / 1024)).toFixed(2));
+  if (rows.some((r) => r.before !== undefined)) {
+    const before = (r: CostRow) => (r.before === undefined ? "-" : r.before.toFixed(1));
+    const gain = (r: CostRow) => (r.before === undefined ? "-" : `${(r.before / r.microseconds).toFixed(2)}x`);
+    return ["| work | input | before µs | after µs | speed-up | after MB/s | after µs per KiB |", "|---|---|---|---|---|---|---|",
+      ...rows.map((r) => `| ${r.what} | ${r.input} | ${before(r)} | ${r.microseconds.toFixed(1)} | ${gain(r)} | ${rate(r)} | ${perKb(r)} |`)].join("\n");
+  }
   return ["| work | input | µs per call (median of 5) | MB/s | µs per KiB |", "|---|---|---|---|---|",
     ...rows.map((r) => `| ${r.what} | ${r.input} | ${r.microseconds.toFixed(1)} | ${rate(r)} | ${perKb(r)} |`)].join("\n");
 }
 
+/** `--baseline <ref>` from a scenario's arguments, or null. */
+export function baselineArg(args: string[]): string | null {
+  const i = args.indexOf("--baseline");
+  if (i < 0) return null;
+  const ref = args[i + 1];
+  if (ref === undefined || ref.startsWith("--")) throw new Error("--baseline needs a git ref, e.g. --baseline ffd4194");
+  return ref;
+}
+
 if (process.argv[1]?.endsWith("costs.ts")) {
   const kind = (process.argv[2] ?? "hash-cost") as "hash-cost" | "parse-cost";
-  console.log(costTable(await runCosts(kind)));
+  console.log(costTable(await runCosts(kind, baselineArg(process.argv.slice(3)))));
 }

@@ -26,15 +26,15 @@ function costScenario(name: "hash-cost" | "parse-cost", what: string): CustomSce
     kind: "custom",
     name,
     description: what,
-    async run() {
-      const { costTable, runCosts } = await import("../micro/costs.js");
-      console.log(costTable(await runCosts(name)));
+    async run(args) {
+      const { baselineArg, costTable, runCosts } = await import("../micro/costs.js");
+      console.log(costTable(await runCosts(name, baselineArg(args))));
     },
   };
 }
 
-export const hashCost = costScenario("hash-cost", "prefix hashing cost per request body inside Wasm (1 KB / 16 KB / 128 KB chats).");
-export const parseCost = costScenario("parse-cost", "request JSON and /metrics parsing cost inside Wasm.");
+export const hashCost = costScenario("hash-cost", "prefix hashing cost per request body inside Wasm (1 / 4 / 16 / 128 KB chats; args: [--baseline <git ref>]).");
+export const parseCost = costScenario("parse-cost", "request JSON and /metrics parsing cost inside Wasm (args: [--baseline <git ref>]).");
 
 export const pluginLatency: CustomScenario = {
   kind: "custom",

@@ -3,7 +3,7 @@
 import { parseJson, parseJsonString, JsonParseResult } from "../json/parse";
 import { JsonValue, JsonKind } from "../json/value";
 import { bytesToHexUpper, hexToBytes } from "../util/hex";
-import { utf8Encode } from "../util/utf8";
+import { utf8DecodeLossy, utf8Encode } from "../util/utf8";
 import { Xorshift } from "../util/prng";
 
 function parseOk(text: string): JsonValue {
@@ -202,6 +202,19 @@ describe("json: string escapes", () => {
     const s = r.value!.arr()[0];
     expect(bytesToHexUpper(s.strBytes())).toBe("61FF62C3");
     expect(s.str()).toBe("a\uFFFDb\uFFFD");
+  });
+  it("str() of escaped text equals the UTF-8 path (one-pass ASCII decoder vs strBytes + decode)", () => {
+    const rng = new Xorshift(77);
+    const pieces = ["a", "bc", "\\n", "\\\"", "\\\\", "\\/", "\\t", "\\u0041", "\\u00e9", "\\u4e2d", "\\ud83d\\ude00",
+      "\\ud83d\\u0041", "\\udc00", "\\ud800", "x y z 0123", "\u00e9", "\u4e2d", "\\b\\f\\r"];
+    for (let round = 0; round < 400; round++) {
+      let text = "";
+      const n = <i32>(rng.next() % 40);
+      for (let k = 0; k < n; k++) text += pieces[<i32>(rng.next() % <u64>pieces.length)];
+      const v = parseOk("\"" + text + "\"");
+      const slow = utf8DecodeLossy(v.strBytes());
+      if (v.str() != slow) expect(text).toBe("decoded the same both ways");
+    }
   });
   it("strBytes of an unescaped string is a view, with escapes a decoded copy", () => {
     const r = parseJsonString("[\"abc\", \"a\\tc\"]");

@@ -25,7 +25,8 @@ const SWAR_ONES: u64 = 0x0101010101010101;
 const SWAR_HIGHS: u64 = 0x8080808080808080;
 
 // Nonzero if any byte of the 8 in `v` is '"', '\\' or below 0x20 (may flag extra bytes after a
-// true hit, never misses one), letting plain string text be skipped 8 bytes at a time.
+// true hit, never misses one, so the lowest flag is exact), letting plain string text be skipped
+// 8 bytes at a time.
 // @ts-ignore: decorator
 @inline function hasStringSpecialByte(v: u64): u64 {
   const q = v ^ (SWAR_ONES * 0x22);
@@ -121,7 +122,13 @@ class JsonParser {
     let i = start + 1;
     let escapes = 0;
     while (true) {
-      while (i + 8 <= n && !hasStringSpecialByte(load<u64>(this.ptr + <usize>i))) i += 8;
+      // 8 bytes at a time; on a hit, jump straight to the first flagged byte (the lowest flag is
+      // always a true one).
+      while (i + 8 <= n) {
+        const special = hasStringSpecialByte(load<u64>(this.ptr + <usize>i));
+        if (special != 0) { i += <i32>(ctz<u64>(special) >> 3); break; }
+        i += 8;
+      }
       if (i >= n) return this.fail("unterminated string starting", start);
       const c = this.byteAt(i);
       if (c == 0x22) break;

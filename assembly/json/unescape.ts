@@ -71,12 +71,19 @@ export function unescapeInto(p: usize, len: i32, o0: usize): i32 {
   let o = o0;
   let i = 0;
   while (i < len) {
-    // Copy 8 bytes at a time while none of them is a backslash.
+    // Copy 8 bytes at a time up to the next backslash (the 8-byte store stays inside `o`'s room:
+    // the output is never ahead of the input).
     while (i + 8 <= len) {
       const v = load<u64>(p + <usize>i);
       const x = v ^ BACKSLASHES;
-      if (((x - ONES) & ~x & HIGHS) != 0) break;
+      const hit = (x - ONES) & ~x & HIGHS;
       store<u64>(o, v);
+      if (hit != 0) {
+        const k = <i32>(ctz<u64>(hit) >> 3);
+        o += <usize>k;
+        i += k;
+        break;
+      }
       o += 8;
       i += 8;
     }
@@ -129,4 +136,107 @@ export function unescapeInto(p: usize, len: i32, o0: usize): i32 {
     o += writeUtf8(o, cp);
   }
   return <i32>(o - o0);
+}
+
+/**
+ * The JSON string body at `p` (`len` bytes) decoded straight to an AssemblyScript string when it
+ * is all ASCII (escapes decoded as unescapeInto does, \u escapes to UTF-16); null at the first
+ * byte >= 0x80, so the caller takes the UTF-8 path. One pass, one allocation: the /metrics text
+ * Higress wraps in JSON (64 KiB, an escape every few bytes) is decoded this way.
+ */
+export function unescapeAsciiToString(p: usize, len: i32): string | null {
+  const out = changetype<usize>(__new(<usize>len << 1, idof<String>()));
+  let o = out;
+  let i = 0;
+  while (i < len) {
+    while (i + 8 <= len) {
+      const v = load<u64>(p + <usize>i);
+      const x = v ^ BACKSLASHES;
+      const hit = ((x - ONES) & ~x & HIGHS) | (v & HIGHS);
+      // Widen the 8 bytes to 8 UTF-16 units (also when only the first k are kept below).
+      store<u64>(o, widen4(<u32>v));
+      store<u64>(o, widen4(<u32>(v >> 32)), 8);
+      if (hit != 0) {
+        const k = <i32>(ctz<u64>(hit) >> 3);
+        o += <usize>k << 1;
+        i += k;
+        break;
+      }
+      o += 16;
+      i += 8;
+    }
+    if (i >= len) break;
+    const c = <u32>load<u8>(p + <usize>i);
+    if (c >= 0x80) return null;
+    if (c != 0x5C || i + 1 >= len) {
+      store<u16>(o, <u16>c);
+      o += 2;
+      i++;
+      continue;
+    }
+    const e = <u32>load<u8>(p + <usize>(i + 1));
+    let unit: i32 = -1;
+    switch (e) {
+      case 0x22: unit = 0x22; break;
+      case 0x5C: unit = 0x5C; break;
+      case 0x2F: unit = 0x2F; break;
+      case 0x62: unit = 0x08; break;
+      case 0x66: unit = 0x0C; break;
+      case 0x6E: unit = 0x0A; break;
+      case 0x72: unit = 0x0D; break;
+      case 0x74: unit = 0x09; break;
+    }
+    if (unit >= 0) {
+      store<u16>(o, <u16>unit);
+      o += 2;
+      i += 2;
+      continue;
+    }
+    // \u escapes (and anything unusual) are rare here: decode this one escape through the UTF-8
+    // path and copy its code point as UTF-16.
+    const tmp = memory.data(8);
+    const used = escapeLength(p, i, len);
+    const n = unescapeInto(p + <usize>i, used, tmp);
+    const cp = utf8CodePoint(tmp, n);
+    if (cp < 0) return null;
+    if (cp < 0x10000) {
+      store<u16>(o, <u16>cp);
+      o += 2;
+    } else {
+      store<u16>(o, <u16>(0xD800 | ((cp - 0x10000) >> 10)));
+      store<u16>(o, <u16>(0xDC00 | ((cp - 0x10000) & 0x3FF)), 2);
+      o += 4;
+    }
+    i += used;
+  }
+  return changetype<string>(__renew(out, o - out));
+}
+
+// Bytes b0..b3 of `x` as four u16 (little-endian), by spreading the bytes apart.
+// @ts-ignore: decorator
+@inline function widen4(x: u32): u64 {
+  let t = <u64>x;
+  t = (t | (t << 16)) & 0x0000FFFF0000FFFF;
+  return (t | (t << 8)) & 0x00FF00FF00FF00FF;
+}
+
+// Length of the escape at p+i as unescapeInto consumes it: \uXXXX (6), a surrogate followed by
+// another \uXXXX (12), an invalid one (1: the backslash alone).
+function escapeLength(p: usize, i: i32, len: i32): i32 {
+  if (i + 6 > len || load<u8>(p + <usize>(i + 1)) != 0x75) return 1;
+  const unit = readHex4(p + <usize>(i + 2));
+  if (unit < 0) return 1;
+  if (unit >= 0xD800 && unit <= 0xDFFF && i + 12 <= len && load<u8>(p + <usize>(i + 6)) == 0x5C &&
+    load<u8>(p + <usize>(i + 7)) == 0x75 && readHex4(p + <usize>(i + 8)) >= 0) return 12;
+  return 6;
+}
+
+// The code point of the n (1..4) UTF-8 bytes at `b` that unescapeInto wrote, or -1 for n == 0.
+function utf8CodePoint(b: usize, n: i32): i32 {
+  const b0 = <i32>load<u8>(b);
+  if (n == 1) return b0;
+  if (n == 2) return ((b0 & 0x1F) << 6) | (<i32>load<u8>(b, 1) & 0x3F);
+  if (n == 3) return ((b0 & 0x0F) << 12) | ((<i32>load<u8>(b, 1) & 0x3F) << 6) | (<i32>load<u8>(b, 2) & 0x3F);
+  if (n == 4) return ((b0 & 0x07) << 18) | ((<i32>load<u8>(b, 1) & 0x3F) << 12) | ((<i32>load<u8>(b, 2) & 0x3F) << 6) | (<i32>load<u8>(b, 3) & 0x3F);
+  return -1;
 }

@@ -8,7 +8,7 @@
 // Hot paths that must not allocate (prefix blocks) walk the tape with the index functions at the
 // end of this file instead of creating JsonValues.
 import { utf8DecodeLossy, utf8DecodeLossyAt } from "../util/utf8";
-import { unescapeJsonString } from "./unescape";
+import { unescapeAsciiToString, unescapeJsonString } from "./unescape";
 import { JsonTape, TAPE_ESCAPES, TAPE_KIND_MASK } from "./tape";
 
 export enum JsonKind { Null, Bool, Number, String, Array, Object }
@@ -43,6 +43,9 @@ export class JsonValue {
   str(): string {
     if (this.kind != JsonKind.String) return "";
     if (!this.hasEscapes) return utf8DecodeLossy(this.src, this.rawStart + 1, this.rawEnd - 1);
+    // ASCII text with escapes (Higress's /metrics JSON string) decodes in one pass.
+    const direct = unescapeAsciiToString(this.src.dataStart + <usize>(this.rawStart + 1), this.rawEnd - this.rawStart - 2);
+    if (direct !== null) return direct;
     return utf8DecodeLossy(this.strBytes());
   }
 

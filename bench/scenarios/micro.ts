@@ -45,3 +45,13 @@ export const pluginLatency: CustomScenario = {
     console.log(latencyTable(await runPluginLatency(positiveInt("plugin-latency", args[0], 600))));
   },
 };
+
+export const soakMemory: CustomScenario = {
+  kind: "custom",
+  name: "soak-memory",
+  description: "1,000,000 requests through the facade, every policy, mixed bodies/aborts/Redis errors: Wasm pages, heap, pick cost at 10k/100k/1M (args: [requests]).",
+  async run(args) {
+    const { runSoakMemory, soakTable } = await import("../micro/soak-memory.js");
+    console.log(soakTable(await runSoakMemory(positiveInt("soak-memory", args[0], 1_000_000))));
+  },
+};

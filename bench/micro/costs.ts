@@ -11,10 +11,9 @@
 import asc from "assemblyscript/asc";
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { readFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { encodePairs } from "../../host-test/abi/pairs.js";
 
 interface Entry {
@@ -31,7 +30,8 @@ interface Entry {
 
 async function compile(entryPath = "bench/micro/entry.ts"): Promise<Entry> {
   let binary: Uint8Array | null = null;
-  const { error, stderr } = await asc.main([entryPath, "-O3", "--noAssert", "--runtime", "incremental", "--outFile", "micro.wasm"], {
+  const { error, stderr } = await asc.main([entryPath, "-O3", "--noAssert", "--runtime", "incremental", "--outFile", "micro.wasm",
+    "--config", "scripts/asconfig-standalone.json"], {
     writeFile(name: string, contents: Uint8Array | string) { if (name.endsWith(".wasm") && typeof contents !== "string") binary = contents; },
   });
   if (error || binary === null) throw new Error(`asc failed: ${error?.message}\n${stderr.toString()}`);
@@ -134,7 +134,14 @@ async function compileBaseline(ref: string): Promise<Entry> {
     const tar = execFileSync("git", ["archive", ref, "assembly"], { maxBuffer: 1 << 28 });
     execFileSync("tar", ["-x", "-C", dir], { input: tar });
     mkdirSync(join(dir, "bench", "micro"), { recursive: true });
-    copyFileSync("bench/micro/entry.ts", join(dir, "bench", "micro", "entry.ts"));
+    // Modules that moved since `ref` are imported from where `ref` had them (same file name).
+    const files = execFileSync("git", ["ls-tree", "-r", "--name-only", ref, "assembly"], { encoding: "utf8" }).split("\n");
+    const entry = readFileSync("bench/micro/entry.ts", "utf8").replace(/"\.\.\/\.\.\/(assembly\/[^"]+)"/g, (whole, path: string) => {
+      if (files.includes(`${path}.ts`)) return whole;
+      const moved = files.find((f) => f.endsWith(`/${basename(path)}.ts`));
+      return moved === undefined ? whole : `"../../${moved.slice(0, -3)}"`;
+    });
+    writeFileSync(join(dir, "bench", "micro", "entry.ts"), entry);
     return await compile(join(dir, "bench", "micro", "entry.ts"));
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -24,6 +24,7 @@ interface Entry {
   parseBody(n: number): number;
   sha1Only(n: number): number;
   decodeSnapshot(n: number): number;
+  candidatesFromHosts?(n: number): number;
   parseMetrics(n: number): number;
   scrapeSnapshot(n: number): number;
 }
@@ -122,6 +123,12 @@ function specs(kind: "hash-cost" | "parse-cost"): Spec[] {
       const data = encodePairs(Array.from({ length: hosts }, (_, i) => [`10.0.0.${i + 1}:8000`, JSON.stringify({ health_status: "Healthy", metrics: text })] as [string, string]));
       out.push({ what: "one scrape: host map + unescape + parse, every body changed", input: `${hosts} hosts x 64 KiB`, data, n: 20, run: (e) => (k) => e.scrapeSnapshot(k) });
       out.push({ what: "the same scrape's JSON decode alone (host map + unescape)", input: `${hosts} hosts x 64 KiB`, data, n: 20, run: (e) => (k) => e.decodeSnapshot(k) });
+    }
+    // Scale of a pick, plugin side: every request reads the cluster's host map and its candidate set.
+    for (const [hosts, n] of [[10, 2000], [1000, 100], [10_000, 10]] as const) {
+      const data = encodePairs(Array.from({ length: hosts }, (_, i) => [`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}:8000`, JSON.stringify({ health_status: "Healthy", metrics: "" })] as [string, string]));
+      out.push({ what: "per request: read the host map + candidate set (unchanged hosts)", input: `${hosts} hosts (${data.length} B)`, data, n,
+        run: (e) => (k) => (e.candidatesFromHosts === undefined ? -1 : e.candidatesFromHosts(k)) });
     }
   }
   return out;

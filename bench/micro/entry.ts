@@ -8,6 +8,7 @@ import { parseEngineMetrics } from "../../assembly/metrics/engine_metrics";
 import { Sha1 } from "../../assembly/util/sha1";
 import { utf8DecodeLossy } from "../../assembly/util/utf8";
 import { parseUpstreamHosts } from "../../assembly/services/candidates/upstream_hosts";
+import { CandidateCache } from "../../assembly/services/candidates/candidates";
 import { metricsTextOf } from "../../assembly/services/metrics_view/extract";
 
 let input: Uint8Array = new Uint8Array(0);
@@ -83,4 +84,16 @@ export function decodeSnapshot(iterations: i32): i32 {
     for (let h = 0; h < snap.hosts.length; h++) chars += metricsTextOf(snap, snap.hosts[h]).length;
   }
   return chars;
+}
+
+const candidateCache = new CandidateCache();
+const HEALTHY: string[] = ["Healthy"];
+
+/** The per-request candidate work of every policy: read the routed cluster's host map (as
+ *  proxy_get_upstream_hosts returns it) and get the candidate set (cached while it is unchanged). */
+export function candidatesFromHosts(iterations: i32): i32 {
+  let size = 0;
+  const raw = input.buffer.slice(input.byteOffset, input.byteOffset + input.byteLength);
+  for (let i = 0; i < iterations; i++) size += candidateCache.fromSnapshot(parseUpstreamHosts(raw), HEALTHY).size;
+  return size;
 }

@@ -6,7 +6,7 @@
 // JsonValue. String text is skipped 8 bytes at a time. Nesting beyond maxDepth is an error, not
 // a stack overflow. Invalid UTF-8 inside strings is tolerated (passed through).
 import { JsonKind, JsonValue } from "./value";
-import { readHex4 } from "./unescape";
+import { readHex4, simpleEscape } from "./unescape";
 import { JsonTape, TAPE_ESCAPES, TAPE_KEY } from "./tape";
 import { utf8Encode } from "../util/utf8";
 
@@ -140,7 +140,7 @@ class JsonParser {
           if (i + 6 > n) return this.fail("unterminated string starting", start);
           if (readHex4(this.ptr + <usize>(i + 2)) < 0) return this.fail("invalid \\u escape", i);
           i += 6;
-        } else if (e == 0x22 || e == 0x5C || e == 0x2F || e == 0x62 || e == 0x66 || e == 0x6E || e == 0x72 || e == 0x74) {
+        } else if (simpleEscape(e) >= 0) {
           i += 2;
         } else {
           return this.fail("invalid escape \\" + (e >= 0x20 && e < 0x7F ? String.fromCharCode(<i32>e) : describeByte(e)), i);

@@ -29,6 +29,21 @@ export function readHex4(ptr: usize): i32 {
   return v;
 }
 
+// The byte a one-letter escape \<e> stands for (\" \\ \/ \b \f \n \r \t), or -1.
+export function simpleEscape(e: u32): i32 {
+  switch (e) {
+    case 0x22: return 0x22;
+    case 0x5C: return 0x5C;
+    case 0x2F: return 0x2F;
+    case 0x62: return 0x08;
+    case 0x66: return 0x0C;
+    case 0x6E: return 0x0A;
+    case 0x72: return 0x0D;
+    case 0x74: return 0x09;
+  }
+  return -1;
+}
+
 // Writes code point `cp` as UTF-8 at `o`; returns the byte count.
 function writeUtf8(o: usize, cp: u32): usize {
   if (cp < 0x80) { store<u8>(o, <u8>cp); return 1; }
@@ -95,17 +110,7 @@ export function unescapeInto(p: usize, len: i32, o0: usize): i32 {
       continue;
     }
     const e = <u32>load<u8>(p + <usize>(i + 1));
-    let simple: i32 = -1;
-    switch (e) {
-      case 0x22: simple = 0x22; break; // \"
-      case 0x5C: simple = 0x5C; break; // \\
-      case 0x2F: simple = 0x2F; break; // \/
-      case 0x62: simple = 0x08; break; // \b
-      case 0x66: simple = 0x0C; break; // \f
-      case 0x6E: simple = 0x0A; break; // \n
-      case 0x72: simple = 0x0D; break; // \r
-      case 0x74: simple = 0x09; break; // \t
-    }
+    const simple = simpleEscape(e);
     if (simple >= 0) {
       store<u8>(o++, <u8>simple);
       i += 2;
@@ -175,17 +180,7 @@ export function unescapeAsciiToString(p: usize, len: i32): string | null {
       continue;
     }
     const e = <u32>load<u8>(p + <usize>(i + 1));
-    let unit: i32 = -1;
-    switch (e) {
-      case 0x22: unit = 0x22; break;
-      case 0x5C: unit = 0x5C; break;
-      case 0x2F: unit = 0x2F; break;
-      case 0x62: unit = 0x08; break;
-      case 0x66: unit = 0x0C; break;
-      case 0x6E: unit = 0x0A; break;
-      case 0x72: unit = 0x0D; break;
-      case 0x74: unit = 0x09; break;
-    }
+    const unit = simpleEscape(e);
     if (unit >= 0) {
       store<u16>(o, <u16>unit);
       o += 2;

@@ -25,6 +25,7 @@ interface Entry {
   sha1Only(n: number): number;
   decodeSnapshot(n: number): number;
   candidatesFromHosts?(n: number): number;
+  candidatesCached?(n: number): number;
   parseMetrics(n: number): number;
   scrapeSnapshot(n: number): number;
 }
@@ -99,7 +100,11 @@ function nodeSha1(bytes: Uint8Array, iterations: number): number {
 }
 
 /** One row: its input bytes go into the entry, then `run` is timed (null: not a Wasm function). */
-interface Spec { what: string; input: string; bytes?: number; data: Uint8Array; run: ((e: Entry) => (k: number) => number) | null; n: number }
+interface Spec {
+  what: string; input: string; bytes?: number; data: Uint8Array; run: ((e: Entry) => (k: number) => number) | null; n: number;
+  /** Another entry, compiled for the current tree only (no before). */
+  entry?: string;
+}
 
 function specs(kind: "hash-cost" | "parse-cost"): Spec[] {
   const out: Spec[] = [];
@@ -129,6 +134,8 @@ function specs(kind: "hash-cost" | "parse-cost"): Spec[] {
       const data = encodePairs(Array.from({ length: hosts }, (_, i) => [`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}:8000`, JSON.stringify({ health_status: "Healthy", metrics: "" })] as [string, string]));
       out.push({ what: "per request: read the host map + candidate set (unchanged hosts)", input: `${hosts} hosts (${data.length} B)`, data, n,
         run: (e) => (k) => (e.candidatesFromHosts === undefined ? -1 : e.candidatesFromHosts(k)) });
+      out.push({ what: "the same as the plugin now runs it (SnapshotCache: copy + compare, no parse)", input: `${hosts} hosts (${data.length} B)`, data, n,
+        run: (e) => (k) => (e.candidatesCached === undefined ? -1 : e.candidatesCached(k)), entry: "bench/micro/entry-hosts.ts" });
     }
   }
   return out;
@@ -159,10 +166,16 @@ export async function runCosts(kind: "hash-cost" | "parse-cost", baselineRef: st
   const e = await compile();
   const base = baselineRef === null ? null : await compileBaseline(baselineRef);
   const rows: CostRow[] = [];
+  const others = new Map<string, Entry>();
   for (const s of specs(kind)) {
     const row: CostRow = { what: s.what, input: s.input, bytes: s.bytes, microseconds: 0 };
     if (s.run === null) {
       row.microseconds = nodeSha1(s.data, s.n);
+    } else if (s.entry !== undefined) {
+      if (!others.has(s.entry)) others.set(s.entry, await compile(s.entry));
+      const other = others.get(s.entry)!;
+      setInput(other, s.data);
+      row.microseconds = time(s.run(other), s.n);
     } else {
       if (base !== null) {
         setInput(base, s.data);

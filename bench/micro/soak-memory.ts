@@ -89,7 +89,7 @@ export async function runSoakMemory(total = 1_000_000): Promise<Checkpoint[]> {
         for (const [i, s] of open.entries()) {
           if (s.ended !== null) continue;
           if (i % 7 === 5) s.abort(); // aborted after the pick
-          else s.sendResponseHeaders({ ":status": "200" }, true);
+          else { s.sendResponseHeaders({ ":status": "200" }, true); s.complete(); }
         }
         h.advance(100);
         await h.redisIdle();

@@ -6,9 +6,9 @@
 //   number -> its raw text when it is an integer literal (`-?[0-9]+`), else Go's
 //             strconv.FormatFloat(v, 'f', -1, 64): shortest round-trip digits, never an exponent
 //             ("1.50" -> "1.5", "1e3" -> "1000", overflow -> "+Inf").
-// Input: a value of a parsed document (its tape index). Never throws. Known gap: AssemblyScript's dtoa (Grisu2) can pick a longer
-// digit string than Go's shortest one for rare doubles; only non-integer numeric contents are
-// affected, which chat bodies do not carry.
+// Input: a value of a parsed document (its tape index). Never throws. Known gap: AssemblyScript's
+// dtoa (Grisu2) can pick a longer digit string than Go's shortest one for rare doubles; only
+// non-integer numeric contents are affected, which chat bodies do not carry.
 import { JsonKind, JsonValue, tapeKind } from "../json/value";
 import { JsonTape, TAPE_ESCAPES } from "../json/tape";
 import { unescapeInto } from "../json/unescape";

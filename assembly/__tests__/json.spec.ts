@@ -3,7 +3,7 @@
 import { parseJson, parseJsonString, JsonParseResult } from "../json/parse";
 import { JsonValue, JsonKind } from "../json/value";
 import { bytesToHexUpper, hexToBytes } from "../util/hex";
-import { utf8Encode } from "../util/utf8";
+import { utf8DecodeLossy, utf8Encode } from "../util/utf8";
 import { Xorshift } from "../util/prng";
 
 function parseOk(text: string): JsonValue {
@@ -159,10 +159,16 @@ describe("json: string escapes", () => {
     expect(v.str()).toBe("\u{1F600}!");
     expect(bytesToHexUpper(v.strBytes())).toBe("F09F988021");
   });
-  it("lone surrogates become U+FFFD", () => {
+  it("lone surrogates become U+FFFD; a surrogate swallows the next \\u escape (gjson v1.18.0)", () => {
     expect(bytesToHexUpper(parseOk("\"\\ud800\"").strBytes())).toBe("EFBFBD");
     expect(bytesToHexUpper(parseOk("\"\\udc00x\"").strBytes())).toBe("EFBFBD78");
-    expect(parseOk("\"\\ud800\\u0041\"").str()).toBe("\uFFFDA");
+    // gjson's unescape: utf16.DecodeRune(high, next unit) is U+FFFD for a non-low unit, and both
+    // units are consumed (Go's encoding/json would keep the "A").
+    expect(parseOk("\"\\ud800\\u0041\"").str()).toBe("\uFFFD");
+    expect(parseOk("\"\\ud800\\u0041B\"").str()).toBe("\uFFFDB");
+    expect(parseOk("\"\\udc00\\udc00\"").str()).toBe("\uFFFD");
+    expect(parseOk("\"\\ud800\\ud800\\udc00\"").str()).toBe("\uFFFD\uFFFD");
+    // Only a \\u escape is swallowed: \\n after a surrogate stays.
     expect(parseOk("\"\\ud800\\n\"").str()).toBe("\uFFFD\n");
   });
   it("escaped member names are decoded for lookup", () => {
@@ -196,6 +202,19 @@ describe("json: string escapes", () => {
     const s = r.value!.arr()[0];
     expect(bytesToHexUpper(s.strBytes())).toBe("61FF62C3");
     expect(s.str()).toBe("a\uFFFDb\uFFFD");
+  });
+  it("str() of escaped text equals the UTF-8 path (one-pass ASCII decoder vs strBytes + decode)", () => {
+    const rng = new Xorshift(77);
+    const pieces = ["a", "bc", "\\n", "\\\"", "\\\\", "\\/", "\\t", "\\u0041", "\\u00e9", "\\u4e2d", "\\ud83d\\ude00",
+      "\\ud83d\\u0041", "\\udc00", "\\ud800", "x y z 0123", "\u00e9", "\u4e2d", "\\b\\f\\r"];
+    for (let round = 0; round < 400; round++) {
+      let text = "";
+      const n = <i32>(rng.next() % 40);
+      for (let k = 0; k < n; k++) text += pieces[<i32>(rng.next() % <u64>pieces.length)];
+      const v = parseOk("\"" + text + "\"");
+      const slow = utf8DecodeLossy(v.strBytes());
+      if (v.str() != slow) expect(text).toBe("decoded the same both ways");
+    }
   });
   it("strBytes of an unescaped string is a view, with escapes a decoded copy", () => {
     const r = parseJsonString("[\"abc\", \"a\\tc\"]");

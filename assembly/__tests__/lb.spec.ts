@@ -1,7 +1,7 @@
 // Upstream host parsing (Higress pair map of ip:port -> JSON), candidate sets, local least request,
 // the pair-map codec and the circuit breaker.
 import { Pair, serializePairs, deserializePairs } from "../host/pairs";
-import { parseUpstreamHosts } from "../services/candidates/upstream_hosts";
+import { parseUpstreamHosts, SnapshotCache } from "../services/candidates/upstream_hosts";
 import { CandidateCache, makeCandidateSet } from "../services/candidates/candidates";
 import { LocalLeastRequest } from "../services/candidates/local_least";
 import { CircuitBreaker } from "../redis/breaker";
@@ -67,6 +67,23 @@ describe("upstream hosts", () => {
       ["10.0.0.3:1", `{"health_status":"Degraded"}`]])), ["Healthy", "Degraded"]);
     expect(withDegraded.size).toBe(3);
     expect(withDegraded.fp).not.toBe(a.fp);
+  });
+
+  it("SnapshotCache reuses the parse while the map's bytes are unchanged, re-parses on any change", () => {
+    const snapshots = new SnapshotCache();
+    const cache = new CandidateCache();
+    const map: string[][] = [["10.0.0.1:1", `{"health_status":"Healthy"}`], ["10.0.0.2:1", `{"health_status":"Healthy"}`]];
+    const s1 = snapshots.read(hostsBuffer(map));
+    const s2 = snapshots.read(hostsBuffer(map)); // a fresh copy with the same bytes
+    expect(s2).toBe(s1);
+    const c1 = cache.fromSnapshot(s1, ["Healthy"]);
+    expect(cache.fromSnapshot(s2, ["Healthy"])).toBe(c1);
+    // One health flip (same length) is a new snapshot and a new set.
+    const s3 = snapshots.read(hostsBuffer([["10.0.0.1:1", `{"health_status":"Healthy"}`], ["10.0.0.2:1", `{"health_status":"Unknown"}`]]));
+    expect(s3).not.toBe(s1);
+    const c3 = cache.fromSnapshot(s3, ["Healthy"]);
+    expect(c3.hosts.join(",")).toBe("10.0.0.1:1");
+    expect(snapshots.read(hostsBuffer(map)).hosts[1].health).toBe("Healthy");
   });
 
   it("a static list is deduplicated and order-independent", () => {

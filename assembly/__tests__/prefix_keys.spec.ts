@@ -6,10 +6,12 @@ import { JsonValue } from "../json/value";
 import { sha1HexUpper } from "../util/sha1";
 import { utf8Encode } from "../util/utf8";
 import { BlockSource } from "../prefix/blocks";
-import { KeyOptions, prefixLevelKeys, levelKeyPrefix } from "../prefix/keys";
+import { KeyOptions, prefixLevelKeys, levelKeyPrefix, modelTag } from "../prefix/keys";
 
 const NS = "{llmlb:r1:outbound|8000||vllm.static}";
 const ZERO_KEY = "0000000000000000000000000000000000000000";
+// modelTag("m"): the first 16 hex digits of SHA-1("m") (sha1sum of the one byte "m").
+const M = "6b0d31c0d5632230";
 
 function body(json: string): JsonValue {
   return parseJsonString(json).value!;
@@ -76,7 +78,7 @@ describe("Higress-compatible keys", () => {
 describe("orderSensitive keys", () => {
   it("salts block j with its position: SHA-1(j ':' block)", () => {
     const k = keys(twoUsers("A", "B"), options(false, true));
-    expect(k[0]).toBe(NS + ":p:m:" + hex("1:user:A"));
+    expect(k[0]).toBe(NS + ":p:" + M + ":" + hex("1:user:A"));
   });
 
   it("swapped blocks no longer collide", () => {
@@ -87,7 +89,7 @@ describe("orderSensitive keys", () => {
 
   it("identical blocks no longer cancel", () => {
     const aa = keys(twoUsers("A", "A"), options(false, true));
-    expect(aa[1]).not.toBe(NS + ":p:m:" + ZERO_KEY);
+    expect(aa[1]).not.toBe(NS + ":p:" + M + ":" + ZERO_KEY);
     expect(aa[1]).not.toBe(aa[0]);
   });
 
@@ -99,7 +101,7 @@ describe("orderSensitive keys", () => {
 describe("namespacing", () => {
   it("prefixes the pool's hash tag and the model", () => {
     const k = keys(twoUsers("A", "B"), options(false, false));
-    expect(k[0]).toBe(NS + ":p:m:" + hex("user:A"));
+    expect(k[0]).toBe(NS + ":p:" + M + ":" + hex("user:A"));
     expect(k[0].startsWith("{")).toBe(true);
   });
 
@@ -112,15 +114,7 @@ describe("namespacing", () => {
 
   it("levelKeyPrefix is empty in compat mode", () => {
     expect(levelKeyPrefix(NS, "m", options(true, false))).toBe("");
-    expect(levelKeyPrefix(NS, "m", options(false, false))).toBe(NS + ":p:m:");
-  });
-
-  it("a usual model id stays as is; a long or unusual one is hashed (bounded key names)", () => {
-    expect(levelKeyPrefix(NS, "meta-llama/Llama-3.1-8B-Instruct", options(false, false))).toBe(NS + ":p:meta-llama/Llama-3.1-8B-Instruct:");
-    const long = "m".repeat(100000);
-    expect(levelKeyPrefix(NS, long, options(false, false))).toBe(NS + ":p:sha1-" + hex(long) + ":");
-    expect(levelKeyPrefix(NS, "a b\r\nc", options(false, false))).toBe(NS + ":p:sha1-" + hex("a b\r\nc") + ":");
-    expect(levelKeyPrefix(NS, "m".repeat(64), options(false, false))).toBe(NS + ":p:" + "m".repeat(64) + ":");
+    expect(levelKeyPrefix(NS, "m", options(false, false))).toBe(NS + ":p:" + M + ":");
   });
 });
 
@@ -143,12 +137,62 @@ describe("incremental hashing", () => {
   });
 
   it("the level cap bounds the keys of a long prompt", () => {
-    const o = options(true, false);
+    const o = options(false, false, false);
     o.chunkBytes = 16;
     o.maxBlocks = 3;
     const r = prefixLevelKeys(body(`{"prompt":"${"x".repeat(100)}"}`), o, NS);
     expect(r.keys.length).toBe(3);
     expect(r.scan.capped).toBe(true);
-    expect(r.keys[0]).toBe(hex("x".repeat(16)));
+    expect(r.keys[0]).toBe(NS + ":p::" + hex("x".repeat(16)));
+  });
+});
+
+describe("model names in key names (issue 11)", () => {
+  it("the model is hashed to 16 hex digits, whatever its length or bytes", () => {
+    expect(modelTag("m")).toBe(M);
+    expect(modelTag("")).toBe("");
+    const long = "x".repeat(100000) + ":{}*";
+    const k = keys(`{"model":"${long}","messages":[{"role":"user","content":"A"}]}`, options(false, false));
+    expect(k[0]).toBe(NS + ":p:" + modelTag(long) + ":" + hex("user:A"));
+    expect(k[0].length).toBe(NS.length + 3 + 16 + 1 + 40);
+  });
+  it("compat keys carry no model at all, so a huge model name changes nothing", () => {
+    const k = keys(`{"model":"${"y".repeat(100000)}","messages":[{"role":"user","content":"A"}]}`, options(true, false));
+    expect(k).toStrictEqual([hex("user:A")]);
+  });
+});
+
+describe("compat mode writes exactly Higress's levels", () => {
+  it("no level cap: 100 user turns give 100 keys even with maxBlocks 64", () => {
+    let msgs = "";
+    for (let i = 0; i < 100; i++) msgs += (i > 0 ? "," : "") + `{"role":"user","content":"q${i}"}`;
+    const o = options(true, false);
+    o.maxBlocks = 64;
+    o.maxHashBytes = 64;
+    const k = keys(`{"messages":[${msgs}]}`, o);
+    expect(k.length).toBe(100);
+    // Level 100 is the XOR of all 100 block hashes; level 64 of the first 64.
+    expect(k[0]).toBe(hex("user:q0"));
+    const capped = keys(`{"messages":[${msgs}]}`, options(false, false, false));
+    expect(capped.length).toBe(64);
+    expect(capped[63]).toBe(NS + ":p::" + k[63]);
+  });
+  it("completions and Responses bodies give no keys (Higress reads messages only)", () => {
+    const prompt = prefixLevelKeys(body(`{"model":"m","prompt":"hello there"}`), options(true, false), NS);
+    expect(prompt.keys.length).toBe(0);
+    expect(prompt.scan.source).toBe(BlockSource.None);
+    const input = prefixLevelKeys(body(`{"model":"m","input":[{"role":"user","content":"hi"}],"instructions":"x"}`), options(true, false), NS);
+    expect(input.keys.length).toBe(0);
+    expect(input.scan.source).toBe(BlockSource.None);
+    // Outside compat they are keyed.
+    expect(keys(`{"model":"m","prompt":"hello there"}`, options(false, false)).length).toBe(1);
+    // With messages present, prompt/input are ignored as in Higress.
+    expect(keys(`{"prompt":"p","messages":[{"role":"user","content":"A"}]}`, options(true, false))).toStrictEqual([hex("user:A")]);
+  });
+  it("invalid surrogate escapes decode as gjson does (both units become one U+FFFD)", () => {
+    expect(keys(`{"messages":[{"role":"user","content":"a\\ud83d\\u0041b"}]}`, options(true, false))).toStrictEqual([hex("user:a\uFFFDb")]);
+    expect(keys(`{"messages":[{"role":"user","content":"\\udc00\\ud83d"}]}`, options(true, false))).toStrictEqual([hex("user:\uFFFD")]);
+    expect(keys(`{"messages":[{"role":"user","content":"\\ud83d\\ude00"}]}`, options(true, false))).toStrictEqual([hex("user:\u{1F600}")]);
+    expect(keys(`{"messages":[{"role":"user","content":"\\ud83dx"}]}`, options(true, false))).toStrictEqual([hex("user:\uFFFDx")]);
   });
 });

@@ -1,12 +1,14 @@
 // JSON parser (RFC 8259) for request bodies and plugin configuration.
 // Input: UTF-8 bytes. Output: a JsonParseResult; never throws, whatever the input: errors come
 // back as ok=false with a message naming what was expected and the byte offset
-// ("expected ':' at offset 17"). One pass over the bytes; string bodies are only validated here
-// and decoded on demand (JsonValue.str/strBytes). Nesting beyond maxDepth is an error, not a
-// stack overflow. Invalid UTF-8 inside strings is tolerated (passed through).
+// ("expected ':' at offset 17"). One validating pass over the bytes that writes only the tape
+// (tape.ts): no object, string or number is created here; values are read on demand through
+// JsonValue. String text is skipped 8 bytes at a time. Nesting beyond maxDepth is an error, not
+// a stack overflow. Invalid UTF-8 inside strings is tolerated (passed through).
 import { JsonKind, JsonValue } from "./value";
-import { readHex4, unescapeJsonString } from "./unescape";
-import { utf8DecodeLossyAt, utf8Encode, utf8DecodeLossy } from "../util/utf8";
+import { readHex4, simpleEscape } from "./unescape";
+import { JsonTape, TAPE_ESCAPES, TAPE_KEY } from "./tape";
+import { utf8Encode } from "../util/utf8";
 
 export const JSON_DEFAULT_MAX_DEPTH: i32 = 64;
 
@@ -23,7 +25,8 @@ const SWAR_ONES: u64 = 0x0101010101010101;
 const SWAR_HIGHS: u64 = 0x8080808080808080;
 
 // Nonzero if any byte of the 8 in `v` is '"', '\\' or below 0x20 (may flag extra bytes after a
-// true hit, never misses one), letting plain string text be skipped 8 bytes at a time.
+// true hit, never misses one, so the lowest flag is exact), letting plain string text be skipped
+// 8 bytes at a time.
 // @ts-ignore: decorator
 @inline function hasStringSpecialByte(v: u64): u64 {
   const q = v ^ (SWAR_ONES * 0x22);
@@ -44,8 +47,11 @@ class JsonParser {
   failed: bool = false;
   error: string = "";
   errorOffset: i32 = -1;
+  tape: JsonTape;
 
   constructor(public src: Uint8Array, public maxDepth: i32) {
+    // Chat bodies need about one entry per 40 bytes; the tape doubles when that is short.
+    this.tape = new JsonTape(src.length >> 5);
     this.ptr = src.dataStart;
     this.len = src.length;
   }
@@ -55,16 +61,16 @@ class JsonParser {
     return <u32>load<u8>(this.ptr + <usize>i);
   }
 
-  fail(message: string, offset: i32): JsonValue | null {
+  fail(message: string, offset: i32): bool {
     if (!this.failed) {
       this.failed = true;
       this.error = message + " at offset " + offset.toString();
       this.errorOffset = offset;
     }
-    return null;
+    return false;
   }
 
-  failExpected(what: string): JsonValue | null {
+  failExpected(what: string): bool {
     if (this.pos >= this.len) return this.fail("unexpected end of input, expected " + what, this.pos);
     return this.fail("expected " + what + ", got " + describeByte(this.byteAt(this.pos)), this.pos);
   }
@@ -80,21 +86,21 @@ class JsonParser {
     this.pos = i;
   }
 
-  parseValue(depth: i32): JsonValue | null {
+  parseValue(depth: i32): bool {
     this.skipWhitespace();
     if (this.pos >= this.len) return this.fail("unexpected end of input, expected a value", this.pos);
     const c = this.byteAt(this.pos);
-    if (c == 0x22) return this.parseString();
+    if (c == 0x22) return this.parseString(<i32>JsonKind.String);
     if (c == 0x7B) return this.parseObject(depth + 1);
     if (c == 0x5B) return this.parseArray(depth + 1);
     if (c == 0x2D || (c >= 0x30 && c <= 0x39)) return this.parseNumber();
-    if (c == 0x74) return this.parseLiteral("true", JsonKind.Bool, true);
-    if (c == 0x66) return this.parseLiteral("false", JsonKind.Bool, false);
-    if (c == 0x6E) return this.parseLiteral("null", JsonKind.Null, false);
+    if (c == 0x74) return this.parseLiteral("true", JsonKind.Bool);
+    if (c == 0x66) return this.parseLiteral("false", JsonKind.Bool);
+    if (c == 0x6E) return this.parseLiteral("null", JsonKind.Null);
     return this.fail("unexpected " + describeByte(c) + ", expected a value", this.pos);
   }
 
-  parseLiteral(word: string, kind: JsonKind, boolValue: bool): JsonValue | null {
+  parseLiteral(word: string, kind: JsonKind): bool {
     const start = this.pos;
     const n = word.length;
     for (let k = 0; k < n; k++) {
@@ -104,31 +110,37 @@ class JsonParser {
       }
     }
     this.pos = start + n;
-    const v = new JsonValue(kind, this.src, start, this.pos);
-    v.boolValue = boolValue;
-    return v;
+    this.tape.push(<i32>kind, start, this.pos);
+    return true;
   }
 
-  // Validates a string literal starting at the opening quote; records whether it has escapes.
-  parseString(): JsonValue | null {
+  // Validates a string literal starting at the opening quote and writes its entry (a value or a
+  // member name, `tag`), flagged when it has escapes.
+  parseString(tag: i32): bool {
     const start = this.pos;
     const n = this.len;
     let i = start + 1;
-    let hasEscapes = false;
+    let escapes = 0;
     while (true) {
-      while (i + 8 <= n && !hasStringSpecialByte(load<u64>(this.ptr + <usize>i))) i += 8;
+      // 8 bytes at a time; on a hit, jump straight to the first flagged byte (the lowest flag is
+      // always a true one).
+      while (i + 8 <= n) {
+        const special = hasStringSpecialByte(load<u64>(this.ptr + <usize>i));
+        if (special != 0) { i += <i32>(ctz<u64>(special) >> 3); break; }
+        i += 8;
+      }
       if (i >= n) return this.fail("unterminated string starting", start);
       const c = this.byteAt(i);
       if (c == 0x22) break;
       if (c == 0x5C) {
-        hasEscapes = true;
+        escapes = TAPE_ESCAPES;
         if (i + 1 >= n) return this.fail("unterminated string starting", start);
         const e = this.byteAt(i + 1);
         if (e == 0x75) {
           if (i + 6 > n) return this.fail("unterminated string starting", start);
           if (readHex4(this.ptr + <usize>(i + 2)) < 0) return this.fail("invalid \\u escape", i);
           i += 6;
-        } else if (e == 0x22 || e == 0x5C || e == 0x2F || e == 0x62 || e == 0x66 || e == 0x6E || e == 0x72 || e == 0x74) {
+        } else if (simpleEscape(e) >= 0) {
           i += 2;
         } else {
           return this.fail("invalid escape \\" + (e >= 0x20 && e < 0x7F ? String.fromCharCode(<i32>e) : describeByte(e)), i);
@@ -139,56 +151,31 @@ class JsonParser {
       i++;
     }
     this.pos = i + 1;
-    const v = new JsonValue(JsonKind.String, this.src, start, this.pos);
-    v.hasEscapes = hasEscapes;
-    return v;
+    this.tape.push(tag | escapes, start, this.pos);
+    return true;
   }
 
-  // Member name: validated like a string, decoded now (object lookups compare names).
-  parseKey(): string | null {
-    const key = this.parseString();
-    if (!key) return null;
-    if (!key.hasEscapes) {
-      return utf8DecodeLossyAt(this.ptr + <usize>(key.rawStart + 1), key.rawEnd - key.rawStart - 2);
-    }
-    return utf8DecodeLossy(unescapeJsonString(this.src, key.rawStart + 1, key.rawEnd - 1));
-  }
-
-  // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-  parseNumber(): JsonValue | null {
+  // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?  (validated only; JsonValue.num converts)
+  parseNumber(): bool {
     const start = this.pos;
     const n = this.len;
     let i = start;
-    let negative = false;
-    if (this.byteAt(i) == 0x2D) { negative = true; i++; }
+    if (this.byteAt(i) == 0x2D) i++;
     if (i >= n) return this.fail("unexpected end of input in number", i);
     let c = this.byteAt(i);
     if (c < 0x30 || c > 0x39) return this.fail("invalid number, expected a digit", i);
-    // Integers of up to 15 digits are exact in f64: accumulate them directly.
-    let intValue: f64 = 0;
-    let digits = 0;
     if (c == 0x30) {
       i++;
-      digits = 1;
     } else {
-      while (i < n) {
-        c = this.byteAt(i);
-        if (c < 0x30 || c > 0x39) break;
-        intValue = intValue * 10 + <f64>(c - 0x30);
-        digits++;
-        i++;
-      }
+      while (i < n && this.byteAt(i) >= 0x30 && this.byteAt(i) <= 0x39) i++;
     }
-    let simple = digits <= 15;
     if (i < n && this.byteAt(i) == 0x2E) {
-      simple = false;
       i++;
       const fracStart = i;
       while (i < n && this.byteAt(i) >= 0x30 && this.byteAt(i) <= 0x39) i++;
       if (i == fracStart) return this.fail(i >= n ? "unexpected end of input in number" : "invalid number, expected a digit after '.'", i);
     }
     if (i < n && (this.byteAt(i) | 0x20) == 0x65) {
-      simple = false;
       i++;
       if (i < n && (this.byteAt(i) == 0x2B || this.byteAt(i) == 0x2D)) i++;
       const expStart = i;
@@ -196,29 +183,21 @@ class JsonParser {
       if (i == expStart) return this.fail(i >= n ? "unexpected end of input in number" : "invalid number, expected an exponent digit", i);
     }
     this.pos = i;
-    const v = new JsonValue(JsonKind.Number, this.src, start, i);
-    if (simple) {
-      v.numberValue = negative ? -intValue : intValue;
-    } else {
-      // The text is pure ASCII, so a byte-to-unit decode is exact; parseFloat rounds correctly.
-      v.numberValue = parseFloat(utf8DecodeLossyAt(this.ptr + <usize>start, i - start));
-    }
-    return v;
+    this.tape.push(<i32>JsonKind.Number, start, i);
+    return true;
   }
 
-  parseArray(depth: i32): JsonValue | null {
+  parseArray(depth: i32): bool {
     const start = this.pos;
     if (depth > this.maxDepth) return this.fail("nesting deeper than " + this.maxDepth.toString(), start);
+    const at = this.tape.push(<i32>JsonKind.Array, start, start);
     this.pos++;
-    const items = new Array<JsonValue>();
     this.skipWhitespace();
     if (this.pos < this.len && this.byteAt(this.pos) == 0x5D) {
       this.pos++;
     } else {
       while (true) {
-        const item = this.parseValue(depth);
-        if (!item) return null;
-        items.push(item);
+        if (!this.parseValue(depth)) return false;
         this.skipWhitespace();
         if (this.pos >= this.len) return this.failExpected("',' or ']'");
         const c = this.byteAt(this.pos);
@@ -227,35 +206,31 @@ class JsonParser {
         if (c != 0x2C) { this.pos--; return this.failExpected("',' or ']'"); }
       }
     }
-    const v = new JsonValue(JsonKind.Array, this.src, start, this.pos);
-    v.items = items;
-    return v;
+    this.close(at);
+    return true;
   }
 
-  parseObject(depth: i32): JsonValue | null {
+  parseObject(depth: i32): bool {
     const start = this.pos;
     if (depth > this.maxDepth) return this.fail("nesting deeper than " + this.maxDepth.toString(), start);
+    const at = this.tape.push(<i32>JsonKind.Object, start, start);
     this.pos++;
-    const keys = new Array<string>();
-    const values = new Array<JsonValue>();
     this.skipWhitespace();
     if (this.pos < this.len && this.byteAt(this.pos) == 0x7D) {
       this.pos++;
     } else {
+      let members = 0;
       while (true) {
         this.skipWhitespace();
         if (this.pos >= this.len || this.byteAt(this.pos) != 0x22) {
-          return this.failExpected(keys.length == 0 ? "'\"' or '}'" : "'\"'");
+          return this.failExpected(members == 0 ? "'\"' or '}'" : "'\"'");
         }
-        const key = this.parseKey();
-        if (key === null) return null;
+        if (!this.parseString(TAPE_KEY)) return false;
         this.skipWhitespace();
         if (this.pos >= this.len || this.byteAt(this.pos) != 0x3A) return this.failExpected("':'");
         this.pos++;
-        const value = this.parseValue(depth);
-        if (!value) return null;
-        keys.push(key);
-        values.push(value);
+        if (!this.parseValue(depth)) return false;
+        members++;
         this.skipWhitespace();
         if (this.pos >= this.len) return this.failExpected("',' or '}'");
         const c = this.byteAt(this.pos);
@@ -264,25 +239,28 @@ class JsonParser {
         this.pos++;
       }
     }
-    const v = new JsonValue(JsonKind.Object, this.src, start, this.pos);
-    v.memberKeys = keys;
-    v.items = values;
-    return v;
+    this.close(at);
+    return true;
+  }
+
+  // A container's entry gets its end offset and the index past its last descendant.
+  close(at: i32): void {
+    this.tape.set(at + 2, this.pos);
+    this.tape.set(at + 3, this.tape.length);
   }
 }
 
 /** Parses one JSON document from UTF-8 bytes; offsets in errors and rawStart/rawEnd are byte offsets. */
 export function parseJson(src: Uint8Array, maxDepth: i32 = JSON_DEFAULT_MAX_DEPTH): JsonParseResult {
   const parser = new JsonParser(src, maxDepth);
-  const value = parser.parseValue(0);
-  if (value) {
+  if (parser.parseValue(0)) {
     parser.skipWhitespace();
     if (parser.pos < parser.len) {
       parser.fail("unexpected trailing " + describeByte(parser.byteAt(parser.pos)) + " after the document", parser.pos);
     }
   }
   if (parser.failed) return new JsonParseResult(false, null, parser.error, parser.errorOffset);
-  return new JsonParseResult(true, value, "", -1);
+  return new JsonParseResult(true, new JsonValue(parser.tape, src, 0), "", -1);
 }
 
 /** parseJson over the UTF-8 encoding of `src` (offsets are UTF-8 byte offsets). */

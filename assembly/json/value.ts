@@ -1,11 +1,15 @@
-// A parsed JSON value. Every accessor is total (wrong kind -> neutral default, never a throw),
-// because the plugin reads untrusted request bodies and user config on the request path.
-// String values are decoded lazily from the source bytes: a 128 KB chat body is mostly message
-// text that the plugin hashes as UTF-8 and never needs as an AssemblyScript string.
+// A parsed JSON value: a view of one entry of the parse's tape (tape.ts). Every accessor is total
+// (wrong kind -> neutral default, never a throw), because the plugin reads untrusted request
+// bodies and user config on the request path. Nothing is decoded at parse time: strings are
+// decoded, numbers converted and child values created only when asked for, so a 128 KB chat body
+// that the plugin only hashes never becomes AssemblyScript strings or objects.
 // rawStart/rawEnd are byte offsets of the value's own text in the source (strings include their
 // quotes): Higress hashes non-string message content as its raw JSON text.
-import { utf8DecodeLossy } from "../util/utf8";
-import { unescapeJsonString } from "./unescape";
+// Hot paths that must not allocate (prefix blocks) walk the tape with the index functions at the
+// end of this file instead of creating JsonValues.
+import { utf8DecodeLossy, utf8DecodeLossyAt } from "../util/utf8";
+import { unescapeAsciiToString, unescapeJsonString } from "./unescape";
+import { JsonTape, TAPE_ESCAPES, TAPE_KIND_MASK } from "./tape";
 
 export enum JsonKind { Null, Bool, Number, String, Array, Object }
 
@@ -15,19 +19,17 @@ export class JsonValue {
   src: Uint8Array;
   rawStart: i32;
   rawEnd: i32;
-  boolValue: bool = false;
-  numberValue: f64 = 0;
   /** String with at least one backslash escape (decoding must unescape, not just slice). */
-  hasEscapes: bool = false;
-  /** Array elements, or object member values (parallel to `memberKeys`). */
-  items: JsonValue[] | null = null;
-  memberKeys: string[] | null = null;
+  hasEscapes: bool;
+  private children: JsonValue[] | null = null;
 
-  constructor(kind: JsonKind, src: Uint8Array, rawStart: i32, rawEnd: i32) {
-    this.kind = kind;
+  constructor(public tape: JsonTape, src: Uint8Array, public index: i32) {
+    const tag = tape.at(index);
+    this.kind = <JsonKind>(tag & TAPE_KIND_MASK);
+    this.hasEscapes = (tag & TAPE_ESCAPES) != 0;
     this.src = src;
-    this.rawStart = rawStart;
-    this.rawEnd = rawEnd;
+    this.rawStart = tape.at(index + 1);
+    this.rawEnd = tape.at(index + 2);
   }
 
   isNull(): bool { return this.kind == JsonKind.Null; }
@@ -41,6 +43,9 @@ export class JsonValue {
   str(): string {
     if (this.kind != JsonKind.String) return "";
     if (!this.hasEscapes) return utf8DecodeLossy(this.src, this.rawStart + 1, this.rawEnd - 1);
+    // ASCII text with escapes (Higress's /metrics JSON string) decodes in one pass.
+    const direct = unescapeAsciiToString(this.src.dataStart + <usize>(this.rawStart + 1), this.rawEnd - this.rawStart - 2);
+    if (direct !== null) return direct;
     return utf8DecodeLossy(this.strBytes());
   }
 
@@ -55,38 +60,51 @@ export class JsonValue {
     return unescapeJsonString(this.src, this.rawStart + 1, this.rawEnd - 1);
   }
 
-  /** Number value (0 if not a number). */
-  num(): f64 { return this.kind == JsonKind.Number ? this.numberValue : 0; }
+  /** Number value (0 if not a number). Converted from the text on each call. */
+  num(): f64 {
+    if (this.kind != JsonKind.Number) return 0;
+    return numberAt(this.src.dataStart, this.rawStart, this.rawEnd);
+  }
 
   /** Bool value (false if not a bool). */
-  bool(): bool { return this.kind == JsonKind.Bool ? this.boolValue : false; }
+  bool(): bool { return this.kind == JsonKind.Bool && this.rawEnd - this.rawStart == 4; }
 
   /** Array elements (empty if not an array). The returned array is the value's own: do not mutate. */
   arr(): JsonValue[] {
     if (this.kind != JsonKind.Array) return new Array<JsonValue>(0);
-    return this.items!;
+    let c = this.children;
+    if (c === null) {
+      c = new Array<JsonValue>();
+      const end = tapeNext(this.tape, this.index);
+      for (let i = this.index + 4; i < end; i = tapeNext(this.tape, i)) c.push(new JsonValue(this.tape, this.src, i));
+      this.children = c;
+    }
+    return c;
   }
 
   /** Member count of an object, element count of an array, else 0. */
   size(): i32 {
-    const items = this.items;
-    return items ? items.length : 0;
+    if (this.kind == JsonKind.Array) return this.arr().length;
+    if (this.kind != JsonKind.Object) return 0;
+    let n = 0;
+    const end = tapeNext(this.tape, this.index);
+    for (let i = this.index + 4; i < end; i = tapeNext(this.tape, i + 4)) n++;
+    return n;
   }
 
   /** First member named `key` of an object; null if absent or not an object. */
   get(key: string): JsonValue | null {
-    if (this.kind != JsonKind.Object) return null;
-    const keys = this.memberKeys!;
-    for (let i = 0, n = keys.length; i < n; i++) {
-      if (unchecked(keys[i]) == key) return unchecked(this.items![i]);
-    }
-    return null;
+    const i = tapeMember(this.tape, this.src, this.index, key);
+    return i < 0 ? null : new JsonValue(this.tape, this.src, i);
   }
 
   /** Member names of an object in document order (duplicates kept); empty if not an object. */
   keys(): string[] {
-    if (this.kind != JsonKind.Object) return new Array<string>(0);
-    return this.memberKeys!.slice(0);
+    const out = new Array<string>();
+    if (this.kind != JsonKind.Object) return out;
+    const end = tapeNext(this.tape, this.index);
+    for (let i = this.index + 4; i < end; i = tapeNext(this.tape, i + 4)) out.push(memberName(this.tape, this.src, i));
+    return out;
   }
 
   /** The value's own JSON text as a view of the source bytes (no copy). */
@@ -98,4 +116,76 @@ export class JsonValue {
   rawText(): string {
     return utf8DecodeLossy(this.src, this.rawStart, this.rawEnd);
   }
+}
+
+// ---- Tape index functions (no allocation unless a member name has escapes) ----
+
+// @ts-ignore: decorator
+@inline export function tapeKind(tape: JsonTape, i: i32): JsonKind {
+  return <JsonKind>(tape.at(i) & TAPE_KIND_MASK);
+}
+
+// @ts-ignore: decorator
+@inline export function tapeNext(tape: JsonTape, i: i32): i32 {
+  return tape.at(i + 3);
+}
+
+/** Tape index of the value of the first member `key` of the object at `obj`, or -1. */
+export function tapeMember(tape: JsonTape, src: Uint8Array, obj: i32, key: string): i32 {
+  if (tapeKind(tape, obj) != JsonKind.Object) return -1;
+  const end = tapeNext(tape, obj);
+  for (let i = obj + 4; i < end; i = tapeNext(tape, i + 4)) {
+    if (nameEquals(tape, src, i, key)) return i + 4;
+  }
+  return -1;
+}
+
+// Whether the member name at tape index `i` is `key`: bytes against UTF-16 units while both are
+// ASCII; escapes or other characters fall back to decoding the name.
+function nameEquals(tape: JsonTape, src: Uint8Array, i: i32, key: string): bool {
+  const start = tape.at(i + 1) + 1;
+  const len = tape.at(i + 2) - 1 - start;
+  if ((tape.at(i) & TAPE_ESCAPES) == 0) {
+    const n = key.length;
+    const p = src.dataStart + <usize>start;
+    const k = changetype<usize>(key);
+    let ascii = true;
+    for (let j = 0; j < n && j < len; j++) {
+      const c = <u32>load<u16>(k + (<usize>j << 1));
+      const b = <u32>load<u8>(p + <usize>j);
+      if (c >= 0x80 || b >= 0x80) { ascii = false; break; }
+      if (c != b) return false;
+    }
+    // All ASCII so far: any leftover on either side means different lengths once decoded.
+    if (ascii) return n == len;
+  }
+  return memberName(tape, src, i) == key;
+}
+
+/** The decoded member name at tape index `i` (a TAPE_KEY entry). */
+export function memberName(tape: JsonTape, src: Uint8Array, i: i32): string {
+  const start = tape.at(i + 1) + 1;
+  const end = tape.at(i + 2) - 1;
+  if ((tape.at(i) & TAPE_ESCAPES) == 0) return utf8DecodeLossyAt(src.dataStart + <usize>start, end - start);
+  return utf8DecodeLossy(unescapeJsonString(src, start, end));
+}
+
+/** The number whose validated JSON text is src[start, end) (ptr = src.dataStart). */
+export function numberAt(ptr: usize, start: i32, end: i32): f64 {
+  let i = start;
+  const negative = load<u8>(ptr + <usize>i) == 0x2D;
+  if (negative) i++;
+  // Integers of up to 15 digits are exact in f64: accumulate them directly.
+  if (end - i <= 15) {
+    let v: f64 = 0;
+    let j = i;
+    for (; j < end; j++) {
+      const c = <u32>load<u8>(ptr + <usize>j);
+      if (c < 0x30 || c > 0x39) break;
+      v = v * 10 + <f64>(c - 0x30);
+    }
+    if (j == end) return negative ? -v : v;
+  }
+  // The text is pure ASCII, so a byte-to-unit decode is exact; parseFloat rounds correctly.
+  return parseFloat(utf8DecodeLossyAt(ptr + <usize>start, end - start));
 }

@@ -15,6 +15,8 @@
 //     is not an object has neither key.
 //   - `messages` that is an object is one message (gjson's Array() wraps a non-array value);
 //     null or [] gives no blocks (source None: Higress also skips).
+// Compat mode (BlockOptions.chatOnly): only `messages` is read, as Higress does; a body with
+//   `prompt` or `input` and no `messages` has no blocks (source None), so no key is written.
 // Completions (`prompt`, no Higress equivalent): a string prompt is its decoded UTF-8 bytes cut
 //   into chunkBytes-sized blocks (the last one shorter), so prompts sharing their first k chunks
 //   share k levels. Any other prompt (array of strings, token ids, arrays of token ids) is its
@@ -32,9 +34,13 @@
 //   with the same system prompt but different first questions share no key at all.
 // Precedence: messages, then prompt, then input. A body with none of them: source None.
 // Caps: at most maxBlocks blocks and maxHashBytes bytes fed; the block that would cross the byte
-// cap and every block after it are dropped (scan.capped), never an error.
-import { JsonValue } from "../json/value";
-import { gjsonText, TextSlice } from "./gjson_text";
+// cap and every block after it are dropped (scan.capped), never an error. (Compat mode sets both
+// caps to the maximum: Higress writes every level.)
+// Cost: the scan walks the parse's tape (json/tape.ts) by index and feeds views of the body, so
+// it allocates nothing per message; only escaped strings are decoded, into one reused scratch.
+import { JsonKind, JsonValue, tapeKind, tapeMember, tapeNext } from "../json/value";
+import { JsonTape } from "../json/tape";
+import { gjsonTextAt, TextSlice } from "./gjson_text";
 
 /** Where block bytes go. feed() calls between two close()/discard() calls form one block. */
 export abstract class BlockSink {
@@ -52,6 +58,8 @@ export class BlockOptions {
   chunkBytes: i32 = 1024;
   /** Close a block after every message (not only after user messages, as Higress does). */
   everyMessage: bool = false;
+  /** Read `messages` only (Higress): `prompt` / `input` bodies give no blocks. */
+  chatOnly: bool = false;
 }
 
 export const enum BlockSource { None = 0, Invalid = 1, Chat = 2, Completion = 3, Responses = 4 }
@@ -65,8 +73,8 @@ export class BlockScan {
 }
 
 const COLON: Uint8Array = asciiBytes(":");
-const USER: Uint8Array = asciiBytes("user");
 const SYSTEM: Uint8Array = asciiBytes("system");
+const EMPTY: Uint8Array = new Uint8Array(0);
 
 function asciiBytes(s: string): Uint8Array {
   const b = new Uint8Array(s.length);
@@ -74,13 +82,16 @@ function asciiBytes(s: string): Uint8Array {
   return b;
 }
 
-// Enforces the caps between the scanners and the sink.
+// Enforces the caps between the scanners and the sink, and renders values (gjson's String())
+// through one reused TextSlice and scratch buffer.
 class CappedWriter {
   scan: BlockScan = new BlockScan();
   private open: bool = false;
   private stopped: bool = false;
+  private text: TextSlice = new TextSlice(EMPTY, 0, 0);
+  private scratch: Uint8Array = EMPTY;
 
-  constructor(public sink: BlockSink, public opts: BlockOptions) {}
+  constructor(public sink: BlockSink, public opts: BlockOptions, public tape: JsonTape, public src: Uint8Array) {}
 
   feed(data: Uint8Array, start: i32, end: i32): void {
     if (end <= start) return;
@@ -92,9 +103,35 @@ class CappedWriter {
     this.sink.feed(data, start, end);
   }
 
-  feedText(t: TextSlice): void { this.feed(t.bytes, t.start, t.end); }
-
   feedAll(b: Uint8Array): void { this.feed(b, 0, b.length); }
+
+  /** Feeds gjson's String() of the value at tape index `i`; true when that text is "user". */
+  feedValue(i: i32): bool {
+    this.scratch = gjsonTextAt(this.tape, this.src, i, this.scratch, this.text);
+    const t = this.text;
+    this.feed(t.bytes, t.start, t.end);
+    return t.end - t.start == 4 && load<u32>(t.bytes.dataStart + <usize>t.start) == 0x72657375; // "user"
+  }
+
+  /** Feeds the value's raw JSON text. */
+  feedRaw(i: i32): void {
+    this.feed(this.src, this.tape.at(i + 1), this.tape.at(i + 2));
+  }
+
+  /** Feeds the value's text in chunkBytes pieces, closing a block after each. */
+  feedChunked(i: i32, raw: bool): void {
+    if (raw) {
+      this.text.bytes = this.src; this.text.start = this.tape.at(i + 1); this.text.end = this.tape.at(i + 2);
+    } else {
+      this.scratch = gjsonTextAt(this.tape, this.src, i, this.scratch, this.text);
+    }
+    const t = this.text;
+    const size = max(1, this.opts.chunkBytes);
+    for (let at = t.start; at < t.end; at += size) {
+      this.feed(t.bytes, at, min(at + size, t.end));
+      this.close();
+    }
+  }
 
   close(): void {
     if (this.stopped || !this.open) return;
@@ -113,108 +150,99 @@ class CappedWriter {
 
 /** Feeds the body's blocks to `sink`; the result tells which rule applied and how many closed. */
 export function scanBlocks(body: JsonValue, opts: BlockOptions, sink: BlockSink): BlockScan {
-  const w = new CappedWriter(sink, opts);
-  const messages = body.get("messages");
-  if (messages !== null) {
+  const tape = body.tape;
+  const w = new CappedWriter(sink, opts, tape, body.src);
+  const root = body.index;
+  const messages = tapeMember(tape, body.src, root, "messages");
+  if (messages >= 0) {
     w.scan.source = chatBlocks(messages, w);
     return w.scan;
   }
-  const prompt = body.get("prompt");
-  if (prompt !== null && !prompt.isNull()) {
+  if (opts.chatOnly) return w.scan;
+  const prompt = tapeMember(tape, body.src, root, "prompt");
+  if (prompt >= 0 && tapeKind(tape, prompt) != JsonKind.Null) {
     w.scan.source = BlockSource.Completion;
-    chunkText(prompt.isString() ? gjsonText(prompt) : rawText(prompt), w);
+    w.feedChunked(prompt, tapeKind(tape, prompt) != JsonKind.String);
     return w.scan;
   }
-  const input = body.get("input");
-  if (input !== null && !input.isNull()) {
+  const input = tapeMember(tape, body.src, root, "input");
+  if (input >= 0 && tapeKind(tape, input) != JsonKind.Null) {
     w.scan.source = BlockSource.Responses;
-    responsesBlocks(input, body.get("instructions"), w);
+    responsesBlocks(input, tapeMember(tape, body.src, root, "instructions"), w);
   }
   return w.scan;
 }
 
-function rawText(v: JsonValue): TextSlice {
-  return new TextSlice(v.src, v.rawStart, v.rawEnd);
+// gjson's Array() as a range of tape indices [first, end): an array's elements; null gives
+// none; any other value is a one-element list (itself).
+class ListRange {
+  first: i32 = 0;
+  end: i32 = 0;
 }
 
-// gjson's Array(): an array's elements; null gives none; any other value is a one-element list.
-function asList(v: JsonValue): JsonValue[] {
-  if (v.isArray()) return v.arr();
-  if (v.isNull()) return new Array<JsonValue>(0);
-  return [v];
+function listOf(tape: JsonTape, i: i32, out: ListRange): ListRange {
+  const kind = tapeKind(tape, i);
+  if (kind == JsonKind.Array) { out.first = i + 4; out.end = tapeNext(tape, i); }
+  else if (kind == JsonKind.Null) { out.first = i; out.end = i; }
+  else { out.first = i; out.end = tapeNext(tape, i); }
+  return out;
 }
 
-function isUser(t: TextSlice): bool {
-  if (t.end - t.start != 4) return false;
-  for (let i = 0; i < 4; i++) if (t.bytes[t.start + i] != USER[i]) return false;
-  return true;
-}
-
-function chatBlocks(messages: JsonValue, w: CappedWriter): BlockSource {
-  const list = asList(messages);
+function chatBlocks(messages: i32, w: CappedWriter): BlockSource {
+  const tape = w.tape;
+  const src = w.src;
+  const list = listOf(tape, messages, new ListRange());
   // Higress gives up on the whole body at the first message lacking role or content.
-  for (let i = 0; i < list.length; i++) {
-    if (list[i].get("role") === null || list[i].get("content") === null) return BlockSource.Invalid;
+  for (let m = list.first; m < list.end; m = tapeNext(tape, m)) {
+    if (tapeMember(tape, src, m, "role") < 0 || tapeMember(tape, src, m, "content") < 0) return BlockSource.Invalid;
   }
-  if (list.length == 0) return BlockSource.None;
-  const last = list.length - 1;
-  for (let i = 0; i <= last; i++) {
-    const role = gjsonText(list[i].get("role")!);
-    w.feedText(role);
+  if (list.first >= list.end) return BlockSource.None;
+  for (let m = list.first; m < list.end; m = tapeNext(tape, m)) {
+    const user = w.feedValue(tapeMember(tape, src, m, "role"));
     w.feedAll(COLON);
-    w.feedText(gjsonText(list[i].get("content")!));
-    if (w.opts.everyMessage || isUser(role) || i == last) w.close();
+    w.feedValue(tapeMember(tape, src, m, "content"));
+    if (w.opts.everyMessage || user || tapeNext(tape, m) >= list.end) w.close();
   }
   return BlockSource.Chat;
 }
 
-function chunkText(t: TextSlice, w: CappedWriter): void {
-  const size = max(1, w.opts.chunkBytes);
-  for (let at = t.start; at < t.end; at += size) {
-    w.feed(t.bytes, at, min(at + size, t.end));
-    w.close();
-  }
-}
-
-function feedInstructions(instructions: JsonValue | null, w: CappedWriter): bool {
-  if (instructions === null || !instructions.isString()) return false;
+function feedInstructions(instructions: i32, w: CappedWriter): bool {
+  if (instructions < 0 || tapeKind(w.tape, instructions) != JsonKind.String) return false;
   w.feedAll(SYSTEM);
   w.feedAll(COLON);
-  w.feedText(gjsonText(instructions));
+  w.feedValue(instructions);
   return true;
 }
 
-function responsesBlocks(input: JsonValue, instructions: JsonValue | null, w: CappedWriter): void {
-  if (input.isString()) {
+function responsesBlocks(input: i32, instructions: i32, w: CappedWriter): void {
+  const tape = w.tape;
+  const src = w.src;
+  if (tapeKind(tape, input) == JsonKind.String) {
     if (feedInstructions(instructions, w)) w.close();
-    chunkText(gjsonText(input), w);
+    w.feedChunked(input, false);
     return;
   }
-  const items = asList(input);
+  const items = listOf(tape, input, new ListRange());
   const hadInstructions = feedInstructions(instructions, w);
   if (hadInstructions && w.opts.everyMessage) w.close();
-  if (items.length == 0) {
+  if (items.first >= items.end) {
     if (hadInstructions) w.close();
     return;
   }
-  const last = items.length - 1;
-  for (let i = 0; i <= last; i++) {
-    const item = items[i];
-    const role = item.get("role");
+  for (let item = items.first; item < items.end; item = tapeNext(tape, item)) {
+    const role = tapeMember(tape, src, item, "role");
     let user = false;
-    if (role !== null) {
-      const r = gjsonText(role);
-      user = isUser(r);
-      w.feedText(r);
+    if (role >= 0) {
+      user = w.feedValue(role);
       w.feedAll(COLON);
-      const content = item.get("content");
-      if (content !== null) w.feedText(gjsonText(content));
+      const content = tapeMember(tape, src, item, "content");
+      if (content >= 0) w.feedValue(content);
     } else {
-      const type = item.get("type");
-      if (type !== null) w.feedText(gjsonText(type));
+      const type = tapeMember(tape, src, item, "type");
+      if (type >= 0) w.feedValue(type);
       w.feedAll(COLON);
-      w.feedText(rawText(item));
+      w.feedRaw(item);
     }
-    if (w.opts.everyMessage || user || i == last) w.close();
+    if (w.opts.everyMessage || user || tapeNext(tape, item) >= items.end) w.close();
   }
 }

@@ -6,39 +6,58 @@
 //   number -> its raw text when it is an integer literal (`-?[0-9]+`), else Go's
 //             strconv.FormatFloat(v, 'f', -1, 64): shortest round-trip digits, never an exponent
 //             ("1.50" -> "1.5", "1e3" -> "1000", overflow -> "+Inf").
-// Input: any JsonValue. Never throws. Known gap: AssemblyScript's dtoa (Grisu2) can pick a longer
-// digit string than Go's shortest one for rare doubles; only non-integer numeric contents are
-// affected, which chat bodies do not carry.
-import { JsonValue } from "../json/value";
+// Input: a value of a parsed document (its tape index). Never throws. Known gap: AssemblyScript's
+// dtoa (Grisu2) can pick a longer digit string than Go's shortest one for rare doubles; only
+// non-integer numeric contents are affected, which chat bodies do not carry.
+import { JsonKind, JsonValue, tapeKind } from "../json/value";
+import { JsonTape, TAPE_ESCAPES } from "../json/tape";
+import { unescapeInto } from "../json/unescape";
 import { utf8Encode } from "../util/utf8";
 
-const EMPTY = new Uint8Array(0);
-
-/** Bytes [start, end) of `out` hold the value's text; `out` may be a view of the body (no copy). */
+/** Bytes [start, end) of `bytes` hold a value's text; `bytes` may be a view of the body (no copy). */
 export class TextSlice {
   constructor(public bytes: Uint8Array, public start: i32, public end: i32) {}
 }
 
-/** gjson's String() of `v` (a view of the source where possible). */
-export function gjsonText(v: JsonValue): TextSlice {
-  if (v.isString()) {
-    const b = v.strBytes();
-    return new TextSlice(b, 0, b.length);
+/**
+ * Fills `out` with gjson's String() of the value at tape index `i` without allocating, except for
+ * escaped strings longer than `scratch` (a bigger scratch is made and returned for reuse) and
+ * non-integer numbers. Returns the scratch to keep.
+ */
+export function gjsonTextAt(tape: JsonTape, src: Uint8Array, i: i32, scratch: Uint8Array, out: TextSlice): Uint8Array {
+  const kind = tapeKind(tape, i);
+  const start = tape.at(i + 1);
+  const end = tape.at(i + 2);
+  if (kind == JsonKind.String) {
+    if ((tape.at(i) & TAPE_ESCAPES) == 0) {
+      out.bytes = src; out.start = start + 1; out.end = end - 1;
+      return scratch;
+    }
+    const len = end - start - 2;
+    if (scratch.length < len) scratch = new Uint8Array(max(len, scratch.length << 1));
+    out.bytes = scratch; out.start = 0;
+    out.end = unescapeInto(src.dataStart + <usize>(start + 1), len, scratch.dataStart);
+    return scratch;
   }
-  if (v.isNull()) return new TextSlice(EMPTY, 0, 0);
-  if (v.isNumber() && !isIntegerLiteral(v)) {
-    const t = utf8Encode(goFormatFloat(v.num()));
-    return new TextSlice(t, 0, t.length);
+  if (kind == JsonKind.Null) {
+    out.bytes = src; out.start = start; out.end = start;
+    return scratch;
+  }
+  if (kind == JsonKind.Number && !isIntegerLiteral(src, start, end)) {
+    const t = utf8Encode(goFormatFloat(new JsonValue(tape, src, i).num()));
+    out.bytes = t; out.start = 0; out.end = t.length;
+    return scratch;
   }
   // Objects, arrays, booleans and integer literals: their raw JSON text ("true"/"false" are).
-  return new TextSlice(v.src, v.rawStart, v.rawEnd);
+  out.bytes = src; out.start = start; out.end = end;
+  return scratch;
 }
 
-function isIntegerLiteral(v: JsonValue): bool {
-  let i = v.rawStart;
-  if (i < v.rawEnd && v.src[i] == 0x2D) i++;
-  for (; i < v.rawEnd; i++) {
-    const c = v.src[i];
+function isIntegerLiteral(src: Uint8Array, start: i32, end: i32): bool {
+  let i = start;
+  if (i < end && src[i] == 0x2D) i++;
+  for (; i < end; i++) {
+    const c = src[i];
     if (c < 0x30 || c > 0x39) return false;
   }
   return true;

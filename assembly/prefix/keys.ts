@@ -10,13 +10,20 @@
 //   refuses orderSensitive together with compat). A chained hash (H_i = SHA-1(key_{i-1} || block_i))
 //   would do the same job but drops the Higress key shape for no extra benefit here.
 // Key names: compat -> the bare 40-hex level keys (Higress's; one keyspace for every route,
-// cluster and model, and not Redis Cluster safe since they carry no hash tag); otherwise
-// `<pool ns>:p:<model>:<hex>` (model "" unless namespaceByModel), where pool ns is the pool's
-// `{...}` hash tag, so the script's keys all map to the pool's Redis Cluster slot.
+// cluster and model, and not Redis Cluster safe since they carry no hash tag; the model is not
+// part of them at all, so no request text reaches a key name); otherwise
+// `<pool ns>:p:<model tag>:<hex>`, model tag = the first 16 hex digits (lowercase) of SHA-1 of the
+// model name's UTF-8 bytes ("" without a string model or when namespaceByModel is off). The
+// model is hashed, not copied: a key name never carries request text, and its length is fixed
+// whatever the model's (issue 11: a 100 KB model name made 64 keys of 100 KB each).
+// pool ns is the pool's `{...}` hash tag, so the script's keys all map to the pool's Redis
+// Cluster slot.
+// Compat mode also lifts the caps (maxPrefixLevels, maxHashBytes) and reads only `messages`:
+// Higress writes one key per block, however many, and none for prompt/input bodies.
 // Never throws: an unusable body yields no keys (scan.source tells why).
 import { JsonValue } from "../json/value";
-import { Sha1, sha1HexUpper } from "../util/sha1";
-import { bytesToHexUpper, xorInto } from "../util/hex";
+import { Sha1 } from "../util/sha1";
+import { prefixedHexUpper, u64ToHexLower } from "../util/hex";
 import { utf8Encode } from "../util/utf8";
 import { BlockOptions, BlockScan, BlockSink, scanBlocks } from "./blocks";
 import { PrefixSettings } from "../config/prefix_settings";
@@ -27,25 +34,28 @@ export class KeyOptions extends BlockOptions {
   namespaceByModel: bool = true;
 }
 
-/** A BlockSink that keeps one 20-byte SHA-1 digest per closed block. */
+/** A BlockSink that turns each closed block into its level key: SHA-1 of the block XORed into
+ *  the running digest, then `prefix` + 40 uppercase hex (one string per level, nothing else). */
 export class BlockHasher extends BlockSink {
-  digests: Uint8Array[] = [];
+  keys: string[] = [];
   private sha: Sha1 = new Sha1();
+  private acc: Uint8Array = new Uint8Array(20);
   private open: bool = false;
 
-  constructor(public orderSensitive: bool) { super(); }
+  constructor(public orderSensitive: bool, public prefix: string = "") { super(); }
 
   feed(data: Uint8Array, start: i32, end: i32): void {
     if (!this.open) {
       this.open = true;
-      if (this.orderSensitive) this.sha.update(utf8Encode((this.digests.length + 1).toString() + ":"));
+      if (this.orderSensitive) this.sha.update(utf8Encode((this.keys.length + 1).toString() + ":"));
     }
     this.sha.update(data, start, end);
   }
 
   close(): void {
     this.open = false;
-    this.digests.push(this.sha.digest());
+    this.sha.digestXorInto(this.acc);
+    this.keys.push(prefixedHexUpper(this.prefix, this.acc));
   }
 
   discard(): void {
@@ -54,40 +64,24 @@ export class BlockHasher extends BlockSink {
   }
 }
 
-/** Uppercase hex of the running XOR of `digests`: entry i combines digests 0..i. */
-export function levelKeysHex(digests: Uint8Array[]): string[] {
-  const out = new Array<string>(digests.length);
-  const acc = new Uint8Array(20);
-  for (let i = 0; i < digests.length; i++) {
-    xorInto(acc, digests[i]);
-    out[i] = bytesToHexUpper(acc);
-  }
-  return out;
+/** The model's part of a key name: 16 lowercase hex digits of SHA-1(model), "" for "". */
+export function modelTag(model: string): string {
+  if (model.length == 0) return "";
+  if (model == lastModel) return lastTag; // a route serves few models: skip the hash
+  const d = new Sha1();
+  d.update(utf8Encode(model));
+  lastTag = u64ToHexLower(bswap<u64>(load<u64>(d.digest().dataStart)));
+  lastModel = model;
+  return lastTag;
 }
 
-/** Longest model name kept as is in key names; longer or unusual names are hashed. */
-const MODEL_IN_KEY_MAX: i32 = 64;
-
-/**
- * The model as it appears in key names: itself when short and made of [A-Za-z0-9._/:@+-] (every
- * usual model id, so keys stay as they were), else "sha1-" + 40 hex of its UTF-8 bytes, so no
- * request content reaches a Redis key unhashed and a key's length is bounded (lua/README.md).
- */
-export function modelInKey(model: string): string {
-  let plain = model.length <= MODEL_IN_KEY_MAX;
-  for (let i = 0; plain && i < model.length; i++) {
-    const c = model.charCodeAt(i);
-    plain = (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) ||
-      c == 0x2E || c == 0x5F || c == 0x2F || c == 0x3A || c == 0x40 || c == 0x2B || c == 0x2D;
-  }
-  if (plain) return model;
-  return "sha1-" + sha1HexUpper(Uint8Array.wrap(String.UTF8.encode(model)));
-}
+let lastModel = "";
+let lastTag = "";
 
 /** What goes before the hex of every level key ("" in compat mode). */
 export function levelKeyPrefix(poolNs: string, model: string, opts: KeyOptions): string {
   if (opts.compat) return "";
-  return poolNs + ":p:" + (opts.namespaceByModel ? modelInKey(model) : "") + ":";
+  return poolNs + ":p:" + (opts.namespaceByModel ? modelTag(model) : "") + ":";
 }
 
 export class PrefixKeys {
@@ -96,15 +90,25 @@ export class PrefixKeys {
 
 /** The level keys of `body` (shallowest first); empty when the body has no usable blocks. */
 export function prefixLevelKeys(body: JsonValue, opts: KeyOptions, poolNs: string): PrefixKeys {
-  const hasher = new BlockHasher(opts.orderSensitive && !opts.compat);
-  const scan = scanBlocks(body, opts, hasher);
-  const hex = levelKeysHex(hasher.digests);
-  const model = body.get("model");
-  const prefix = levelKeyPrefix(poolNs, model !== null && model.isString() ? model.str() : "", opts);
-  if (prefix.length > 0) {
-    for (let i = 0; i < hex.length; i++) hex[i] = prefix + hex[i];
+  let prefix = "";
+  if (!opts.compat) {
+    const model = body.get("model");
+    prefix = levelKeyPrefix(poolNs, model !== null && model.isString() ? model.str() : "", opts);
   }
-  return new PrefixKeys(scan, hex);
+  const hasher = new BlockHasher(opts.orderSensitive && !opts.compat, prefix);
+  const scan = scanBlocks(body, opts.compat ? higressBlockOptions(opts) : opts, hasher);
+  return new PrefixKeys(scan, hasher.keys);
+}
+
+// Higress's block rules: `messages` only, no level or byte cap, blocks at user turns.
+function higressBlockOptions(opts: KeyOptions): BlockOptions {
+  const o = new BlockOptions();
+  o.maxHashBytes = i64.MAX_VALUE;
+  o.maxBlocks = i32.MAX_VALUE;
+  o.chunkBytes = opts.chunkBytes;
+  o.everyMessage = false;
+  o.chatOnly = true;
+  return o;
 }
 
 /** Key options from a policy's prefix settings (prefix_cache and endpoint_metrics share the tree). */

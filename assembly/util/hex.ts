@@ -8,13 +8,21 @@
 
 /** Uppercase hex of `b` (2 chars per byte). */
 export function bytesToHexUpper(b: Uint8Array): string {
+  return prefixedHexUpper("", b);
+}
+
+/** `prefix` followed by the uppercase hex of `b`, built as one string (one allocation). */
+export function prefixedHexUpper(prefix: string, b: Uint8Array): string {
   const n = b.length;
-  const out = changetype<usize>(__new(<usize>n << 2, idof<String>()));
+  const pre = <usize>prefix.length << 1;
+  const out = changetype<usize>(__new(pre + (<usize>n << 2), idof<String>()));
+  memory.copy(out, changetype<usize>(prefix), pre);
+  const dst = out + pre;
   const src = b.dataStart;
   for (let i = 0; i < n; i++) {
     const v = <u32>load<u8>(src + <usize>i);
     // Two UTF-16 units written as one u32: high nibble first (little-endian memory).
-    store<u32>(out + (<usize>i << 2), <u32>hexDigitUpper(v >> 4) | (<u32>hexDigitUpper(v & 15) << 16));
+    store<u32>(dst + (<usize>i << 2), <u32>hexDigitUpper(v >> 4) | (<u32>hexDigitUpper(v & 15) << 16));
   }
   return changetype<string>(out);
 }

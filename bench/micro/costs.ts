@@ -1,10 +1,19 @@
 // Per-request and per-scrape costs of the plugin's own code, measured inside Wasm: bench/micro/entry.ts
 // is compiled like the release plugin (-O3, incremental runtime) and each function loops over
 // one input; the time per iteration is reported (median of 5 runs). Run: npm run bench -- hash-cost
-// (also parse-cost). Inputs: chat bodies of ~1 KB / 16 KB / 128 KB (multi-turn conversations),
-// a vLLM /metrics text (the hand-written fixture) and a 64 KiB one (the Higress cap).
+// (also parse-cost). Inputs: chat bodies of ~1 KB / 4 KB / 16 KB / 128 KB (multi-turn
+// conversations), a vLLM /metrics text (the hand-written fixture) and a 64 KiB one (the Higress
+// cap). Throughput columns: body bytes per second (MB = 10^6 B) and µs per KiB of body; SHA-1 of
+// the same bytes in Wasm and in node:crypto (OpenSSL, native) are the reference limits.
+// With `--baseline <git ref>` (npm run bench -- hash-cost --baseline ffd4194) the same entry is
+// also compiled against that commit's assembly/ (git archive into a temporary directory) and each
+// row is timed for both builds back to back, so before/after come from one run on one machine.
 import asc from "assemblyscript/asc";
-import { readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
 import { encodePairs } from "../../host-test/abi/pairs.js";
 
 interface Entry {
@@ -13,13 +22,17 @@ interface Entry {
   inputReady(): void;
   prefixKeys(n: number): number;
   parseBody(n: number): number;
+  sha1Only(n: number): number;
+  decodeSnapshot(n: number): number;
+  candidatesFromHosts?(n: number): number;
+  candidatesCached?(n: number): number;
   parseMetrics(n: number): number;
   scrapeSnapshot(n: number): number;
 }
 
-async function compile(): Promise<Entry> {
+async function compile(entryPath = "bench/micro/entry.ts"): Promise<Entry> {
   let binary: Uint8Array | null = null;
-  const { error, stderr } = await asc.main(["bench/micro/entry.ts", "-O3", "--noAssert", "--runtime", "incremental", "--outFile", "micro.wasm",
+  const { error, stderr } = await asc.main([entryPath, "-O3", "--noAssert", "--runtime", "incremental", "--outFile", "micro.wasm",
     "--config", "scripts/asconfig-standalone.json"], {
     writeFile(name: string, contents: Uint8Array | string) { if (name.endsWith(".wasm") && typeof contents !== "string") binary = contents; },
   });
@@ -75,39 +88,130 @@ export function metricsText(bytes: number): string {
   return text;
 }
 
-export interface CostRow { what: string; input: string; microseconds: number }
+export interface CostRow { what: string; input: string; microseconds: number; bytes?: number; before?: number }
 
-export async function runCosts(kind: "hash-cost" | "parse-cost"): Promise<CostRow[]> {
-  const e = await compile();
-  const rows: CostRow[] = [];
+/** Median µs per SHA-1 of `bytes` in node:crypto, timed like the Wasm functions. */
+function nodeSha1(bytes: Uint8Array, iterations: number): number {
+  return time((k) => {
+    let x = 0;
+    for (let i = 0; i < k; i++) x ^= createHash("sha1").update(bytes).digest()[0];
+    return x >= 0 ? 1 : 0;
+  }, iterations);
+}
+
+/** One row: its input bytes go into the entry, then `run` is timed (null: not a Wasm function). */
+interface Spec {
+  what: string; input: string; bytes?: number; data: Uint8Array; run: ((e: Entry) => (k: number) => number) | null; n: number;
+  /** Another entry, compiled for the current tree only (no before). */
+  entry?: string;
+}
+
+function specs(kind: "hash-cost" | "parse-cost"): Spec[] {
+  const out: Spec[] = [];
   if (kind === "hash-cost") {
-    for (const [label, size, n] of [["1 KB", 1024, 4000], ["16 KB", 16 * 1024, 400], ["128 KB", 128 * 1024, 50]] as const) {
-      const body = chatBody(size);
-      setInput(e, body);
-      rows.push({ what: "prefix_cache keys (JSON parse + blocks + SHA-1 + XOR)", input: `${label} chat body (${body.length} B)`, microseconds: time((k) => e.prefixKeys(k), n) });
-      rows.push({ what: "JSON parse alone (global_least_request, costMode tokens)", input: `${label} chat body (${body.length} B)`, microseconds: time((k) => e.parseBody(k), n) });
+    for (const [label, size, n] of [["1 KB", 1024, 4000], ["4 KB", 4096, 1000], ["16 KB", 16 * 1024, 400], ["128 KB", 128 * 1024, 50]] as const) {
+      const data = chatBody(size);
+      const input = `${label} chat body (${data.length} B)`;
+      const bytes = data.length;
+      out.push({ what: "prefix_cache keys (JSON parse + blocks + SHA-1 + XOR)", input, bytes, data, n, run: (e) => (k) => e.prefixKeys(k) });
+      out.push({ what: "JSON parse alone (global_least_request, costMode tokens)", input, bytes, data, n, run: (e) => (k) => e.parseBody(k) });
+      out.push({ what: "SHA-1 of the whole body, Wasm (reference)", input, bytes, data, n, run: (e) => (k) => e.sha1Only(k) });
+      out.push({ what: "SHA-1 of the whole body, node:crypto (reference)", input, bytes, data, n, run: null });
     }
   } else {
     for (const [label, size, n] of [["fixture", 0, 2000], ["64 KiB", 64 * 1024, 200]] as const) {
       const text = metricsText(size);
-      setInput(e, Buffer.from(text));
-      rows.push({ what: "parse one host's /metrics (parseEngineMetrics)", input: `${label} vLLM text (${text.length} B)`, microseconds: time((k) => e.parseMetrics(k), n) });
+      out.push({ what: "parse one host's /metrics (parseEngineMetrics)", input: `${label} vLLM text (${text.length} B)`, data: Buffer.from(text), n, run: (e) => (k) => e.parseMetrics(k) });
     }
     for (const hosts of [4, 16]) {
       const text = metricsText(64 * 1024);
-      const map = encodePairs(Array.from({ length: hosts }, (_, i) => [`10.0.0.${i + 1}:8000`, JSON.stringify({ health_status: "Healthy", metrics: text })] as [string, string]));
-      setInput(e, map);
-      rows.push({ what: "one scrape: host map + unescape + parse, every body changed", input: `${hosts} hosts x 64 KiB`, microseconds: time((k) => e.scrapeSnapshot(k), 20) });
+      const data = encodePairs(Array.from({ length: hosts }, (_, i) => [`10.0.0.${i + 1}:8000`, JSON.stringify({ health_status: "Healthy", metrics: text })] as [string, string]));
+      out.push({ what: "one scrape: host map + unescape + parse, every body changed", input: `${hosts} hosts x 64 KiB`, data, n: 20, run: (e) => (k) => e.scrapeSnapshot(k) });
+      out.push({ what: "the same scrape's JSON decode alone (host map + unescape)", input: `${hosts} hosts x 64 KiB`, data, n: 20, run: (e) => (k) => e.decodeSnapshot(k) });
     }
+    // Scale of a pick, plugin side: every request reads the cluster's host map and its candidate set.
+    for (const [hosts, n] of [[10, 2000], [1000, 100], [10_000, 10]] as const) {
+      const data = encodePairs(Array.from({ length: hosts }, (_, i) => [`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}:8000`, JSON.stringify({ health_status: "Healthy", metrics: "" })] as [string, string]));
+      out.push({ what: "per request: read the host map + candidate set (unchanged hosts)", input: `${hosts} hosts (${data.length} B)`, data, n,
+        run: (e) => (k) => (e.candidatesFromHosts === undefined ? -1 : e.candidatesFromHosts(k)) });
+      out.push({ what: "the same as the plugin now runs it (SnapshotCache: copy + compare, no parse)", input: `${hosts} hosts (${data.length} B)`, data, n,
+        run: (e) => (k) => (e.candidatesCached === undefined ? -1 : e.candidatesCached(k)), entry: "bench/micro/entry-hosts.ts" });
+    }
+  }
+  return out;
+}
+
+/** The bench entry compiled against `ref`'s assembly/ (for --baseline). */
+async function compileBaseline(ref: string): Promise<Entry> {
+  const dir = mkdtempSync(join(tmpdir(), "llmlb-baseline-"));
+  try {
+    const tar = execFileSync("git", ["archive", ref, "assembly"], { maxBuffer: 1 << 28 });
+    execFileSync("tar", ["-x", "-C", dir], { input: tar });
+    mkdirSync(join(dir, "bench", "micro"), { recursive: true });
+    // Modules that moved since `ref` are imported from where `ref` had them (same file name).
+    const files = execFileSync("git", ["ls-tree", "-r", "--name-only", ref, "assembly"], { encoding: "utf8" }).split("\n");
+    const entry = readFileSync("bench/micro/entry.ts", "utf8").replace(/"\.\.\/\.\.\/(assembly\/[^"]+)"/g, (whole, path: string) => {
+      if (files.includes(`${path}.ts`)) return whole;
+      const moved = files.find((f) => f.endsWith(`/${basename(path)}.ts`));
+      return moved === undefined ? whole : `"../../${moved.slice(0, -3)}"`;
+    });
+    writeFileSync(join(dir, "bench", "micro", "entry.ts"), entry);
+    return await compile(join(dir, "bench", "micro", "entry.ts"));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function runCosts(kind: "hash-cost" | "parse-cost", baselineRef: string | null = null): Promise<CostRow[]> {
+  const e = await compile();
+  const base = baselineRef === null ? null : await compileBaseline(baselineRef);
+  const rows: CostRow[] = [];
+  const others = new Map<string, Entry>();
+  for (const s of specs(kind)) {
+    const row: CostRow = { what: s.what, input: s.input, bytes: s.bytes, microseconds: 0 };
+    if (s.run === null) {
+      row.microseconds = nodeSha1(s.data, s.n);
+    } else if (s.entry !== undefined) {
+      if (!others.has(s.entry)) others.set(s.entry, await compile(s.entry));
+      const other = others.get(s.entry)!;
+      setInput(other, s.data);
+      row.microseconds = time(s.run(other), s.n);
+    } else {
+      if (base !== null) {
+        setInput(base, s.data);
+        row.before = time(s.run(base), s.n);
+      }
+      setInput(e, s.data);
+      row.microseconds = time(s.run(e), s.n);
+    }
+    rows.push(row);
   }
   return rows;
 }
 
 export function costTable(rows: CostRow[]): string {
-  return ["| work | input | µs per call (median of 5) |", "|---|---|---|", ...rows.map((r) => `| ${r.what} | ${r.input} | ${r.microseconds.toFixed(1)} |`)].join("\n");
+  const rate = (r: CostRow) => (r.bytes === undefined ? "-" : (r.bytes / r.microseconds).toFixed(0));
+  const perKb = (r: CostRow) => (r.bytes === undefined ? "-" : (r.microseconds / (r.bytes / 1024)).toFixed(2));
+  if (rows.some((r) => r.before !== undefined)) {
+    const before = (r: CostRow) => (r.before === undefined ? "-" : r.before.toFixed(1));
+    const gain = (r: CostRow) => (r.before === undefined ? "-" : `${(r.before / r.microseconds).toFixed(2)}x`);
+    return ["| work | input | before µs | after µs | speed-up | after MB/s | after µs per KiB |", "|---|---|---|---|---|---|---|",
+      ...rows.map((r) => `| ${r.what} | ${r.input} | ${before(r)} | ${r.microseconds.toFixed(1)} | ${gain(r)} | ${rate(r)} | ${perKb(r)} |`)].join("\n");
+  }
+  return ["| work | input | µs per call (median of 5) | MB/s | µs per KiB |", "|---|---|---|---|---|",
+    ...rows.map((r) => `| ${r.what} | ${r.input} | ${r.microseconds.toFixed(1)} | ${rate(r)} | ${perKb(r)} |`)].join("\n");
+}
+
+/** `--baseline <ref>` from a scenario's arguments, or null. */
+export function baselineArg(args: string[]): string | null {
+  const i = args.indexOf("--baseline");
+  if (i < 0) return null;
+  const ref = args[i + 1];
+  if (ref === undefined || ref.startsWith("--")) throw new Error("--baseline needs a git ref, e.g. --baseline ffd4194");
+  return ref;
 }
 
 if (process.argv[1]?.endsWith("costs.ts")) {
   const kind = (process.argv[2] ?? "hash-cost") as "hash-cost" | "parse-cost";
-  console.log(costTable(await runCosts(kind)));
+  console.log(costTable(await runCosts(kind, baselineArg(process.argv.slice(3)))));
 }

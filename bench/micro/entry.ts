@@ -1,15 +1,19 @@
-// Bench-only AssemblyScript entry (excluded from tsconfig.json: it is AssemblyScript, not TypeScript) (compiled by bench/micro/costs.ts with the release flags, -O3 and
-// the incremental runtime): runs the plugin's own pure code in loops inside Wasm so the host's
-// timer measures only it. setInput() copies the input (a body or a metrics text) once.
+// Bench-only AssemblyScript entry (excluded from tsconfig.json: it is AssemblyScript, not
+// TypeScript), compiled by bench/micro/costs.ts with the release flags (-O3, incremental runtime):
+// runs the plugin's own pure code in loops inside Wasm so the host's timer measures only it.
+// setInput() copies the input (a body or a metrics text) once.
 import { parseJson } from "../../assembly/json/parse";
 import { KeyOptions, prefixLevelKeys } from "../../assembly/prefix/keys";
 import { parseEngineMetrics } from "../../assembly/metrics/engine_metrics";
+import { Sha1 } from "../../assembly/util/sha1";
 import { utf8DecodeLossy } from "../../assembly/util/utf8";
 import { parseUpstreamHosts } from "../../assembly/services/candidates/upstream_hosts";
+import { CandidateCache } from "../../assembly/services/candidates/candidates";
 import { metricsTextOf } from "../../assembly/services/metrics_view/extract";
 
 let input: Uint8Array = new Uint8Array(0);
 let text: string = "";
+const sha = new Sha1();
 
 export function inputBuffer(len: i32): usize {
   input = new Uint8Array(len);
@@ -40,6 +44,16 @@ export function parseBody(iterations: i32): i32 {
   return ok;
 }
 
+/** SHA-1 of the whole input (the hashing part alone, the Wasm limit for prefix keys). */
+export function sha1Only(iterations: i32): i32 {
+  let x = 0;
+  for (let i = 0; i < iterations; i++) {
+    sha.update(input);
+    x ^= sha.digest()[0];
+  }
+  return x;
+}
+
 /** endpoint_metrics' per-host work when a host's /metrics text changed. */
 export function parseMetrics(iterations: i32): i32 {
   let valid = 0;
@@ -59,4 +73,27 @@ export function scrapeSnapshot(iterations: i32): i32 {
     }
   }
   return valid;
+}
+
+/** The decode part of scrapeSnapshot alone: each host's `metrics` JSON string to text. */
+export function decodeSnapshot(iterations: i32): i32 {
+  let chars = 0;
+  const raw = input.buffer.slice(input.byteOffset, input.byteOffset + input.byteLength);
+  for (let i = 0; i < iterations; i++) {
+    const snap = parseUpstreamHosts(raw);
+    for (let h = 0; h < snap.hosts.length; h++) chars += metricsTextOf(snap, snap.hosts[h]).length;
+  }
+  return chars;
+}
+
+const candidateCache = new CandidateCache();
+const HEALTHY: string[] = ["Healthy"];
+
+/** The per-request candidate work of every policy: read the routed cluster's host map (as
+ *  proxy_get_upstream_hosts returns it) and get the candidate set (cached while it is unchanged). */
+export function candidatesFromHosts(iterations: i32): i32 {
+  let size = 0;
+  const raw = input.buffer.slice(input.byteOffset, input.byteOffset + input.byteLength);
+  for (let i = 0; i < iterations; i++) size += candidateCache.fromSnapshot(parseUpstreamHosts(raw), HEALTHY).size;
+  return size;
 }

@@ -26,15 +26,15 @@ function costScenario(name: "hash-cost" | "parse-cost", what: string): CustomSce
     kind: "custom",
     name,
     description: what,
-    async run() {
-      const { costTable, runCosts } = await import("../micro/costs.js");
-      console.log(costTable(await runCosts(name)));
+    async run(args) {
+      const { baselineArg, costTable, runCosts } = await import("../micro/costs.js");
+      console.log(costTable(await runCosts(name, baselineArg(args))));
     },
   };
 }
 
-export const hashCost = costScenario("hash-cost", "prefix hashing cost per request body inside Wasm (1 KB / 16 KB / 128 KB chats).");
-export const parseCost = costScenario("parse-cost", "request JSON and /metrics parsing cost inside Wasm.");
+export const hashCost = costScenario("hash-cost", "prefix hashing cost per request body inside Wasm (1 / 4 / 16 / 128 KB chats; args: [--baseline <git ref>]).");
+export const parseCost = costScenario("parse-cost", "request JSON and /metrics parsing cost inside Wasm (args: [--baseline <git ref>]).");
 
 export const pluginLatency: CustomScenario = {
   kind: "custom",
@@ -45,5 +45,15 @@ export const pluginLatency: CustomScenario = {
     const n = positiveInt("plugin-latency", args[0], 600);
     console.log(latencyTable(await runPluginLatency(n)));
     console.log(flushTable(await runRedisFlush(n)));
+  },
+};
+
+export const soakMemory: CustomScenario = {
+  kind: "custom",
+  name: "soak-memory",
+  description: "1,000,000 requests through the facade, every policy, mixed bodies/aborts/Redis errors: Wasm pages, heap, pick cost at 10k/100k/1M (args: [requests]).",
+  async run(args) {
+    const { runSoakMemory, soakTable } = await import("../micro/soak-memory.js");
+    console.log(soakTable(await runSoakMemory(positiveInt("soak-memory", args[0], 1_000_000))));
   },
 };

@@ -84,3 +84,124 @@ export function higressPrefixKeys(body: { messages?: unknown }, positionSalt = f
   });
   return keys;
 }
+
+// ---- Raw-text reference (issue 12): what Higress computes from the body's bytes, where JSON.parse
+// would already have lost the difference (gjson's decoding of invalid surrogate escapes). ----
+
+/**
+ * gjson v1.18.0 `unescape` (gjson.go) of a JSON string body (between the quotes), as UTF-8 bytes:
+ * a \uXXXX in D800-DFFF followed by another \uXXXX consumes both (utf16.DecodeRune: a valid
+ * pair or U+FFFD); a surrogate with no \u after it is U+FFFD (utf8.EncodeRune).
+ */
+export function gjsonUnescape(body: string): Buffer {
+  const out: number[] = [];
+  const push = (cp: number) => out.push(...Buffer.from(String.fromCodePoint(cp), "utf8"));
+  const hex4 = (at: number) => parseInt(body.slice(at, at + 4), 16);
+  for (let i = 0; i < body.length; i++) {
+    const ch = body[i];
+    if (ch !== "\\") {
+      // Raw text: a code point at a time (a UTF-16 pair is one character).
+      const cp = body.codePointAt(i)!;
+      if (cp > 0xffff) i++;
+      push(cp);
+      continue;
+    }
+    const e = body[++i];
+    const simple: Record<string, string> = { '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" };
+    if (e in simple) { out.push(simple[e].charCodeAt(0)); continue; }
+    let cp = hex4(i + 1);
+    i += 4;
+    if (cp >= 0xd800 && cp < 0xe000) {
+      if (body[i + 1] === "\\" && body[i + 2] === "u") {
+        const next = hex4(i + 3);
+        i += 6;
+        cp = cp < 0xdc00 && next >= 0xdc00 && next < 0xe000 ? 0x10000 + ((cp - 0xd800) << 10) + (next - 0xdc00) : 0xfffd;
+      } else {
+        cp = 0xfffd;
+      }
+    }
+    push(cp);
+  }
+  return Buffer.from(out);
+}
+
+interface RawNode { kind: "string" | "number" | "literal" | "array" | "object"; start: number; end: number; members: Array<[string, RawNode]>; items: RawNode[] }
+
+/** A small JSON reader that keeps each value's raw text range (input: valid JSON). */
+export function readRaw(text: string): RawNode {
+  let i = 0;
+  const ws = () => { while (/\s/.test(text[i] ?? "")) i++; };
+  const str = () => { const s = i++; while (text[i] !== '"') i += text[i] === "\\" ? 2 : 1; i++; return s; };
+  const value = (): RawNode => {
+    ws();
+    const start = i;
+    const node: RawNode = { kind: "literal", start, end: start, members: [], items: [] };
+    if (text[i] === '"') { str(); node.kind = "string"; }
+    else if (text[i] === "{" || text[i] === "[") {
+      const obj = text[i++] === "{";
+      node.kind = obj ? "object" : "array";
+      ws();
+      while (text[i] !== (obj ? "}" : "]")) {
+        if (obj) {
+          ws();
+          const k = str();
+          const name = JSON.parse(text.slice(k, i)) as string;
+          ws(); i++; // ':'
+          node.members.push([name, value()]);
+        } else node.items.push(value());
+        ws();
+        if (text[i] === ",") i++;
+        ws();
+      }
+      i++;
+    } else {
+      while (i < text.length && !/[\s,\]}]/.test(text[i])) i++;
+      node.kind = /^-?[0-9]/.test(text.slice(start, i)) ? "number" : "literal";
+    }
+    node.end = i;
+    return node;
+  };
+  return value();
+}
+
+/** gjson String() of a raw value, as UTF-8 bytes. */
+function gjsonRawString(text: string, v: RawNode): Buffer {
+  const raw = text.slice(v.start, v.end);
+  if (v.kind === "string") return raw.includes("\\") ? gjsonUnescape(raw.slice(1, -1)) : Buffer.from(raw.slice(1, -1), "utf8");
+  if (raw === "null") return Buffer.alloc(0);
+  if (v.kind === "number" && !/^-?[0-9]+$/.test(raw)) return Buffer.from(goFormatFloatF(Number(raw)), "utf8");
+  return Buffer.from(raw, "utf8");
+}
+
+/**
+ * Higress's level keys computed from the body text itself (compat mode): `messages` only (no
+ * prompt/input handling, no level cap), gjson's decoding. null where Higress skips balancing.
+ */
+export function higressPrefixKeysFromText(text: string): string[] | null {
+  const root = readRaw(text);
+  const first = (n: RawNode, key: string) => (n.kind === "object" ? n.members.find(([k]) => k === key)?.[1] : undefined);
+  const m = first(root, "messages");
+  const list = m === undefined || text.slice(m.start, m.end) === "null" ? [] : m.kind === "array" ? m.items : [m];
+  const blocks: Buffer[] = [];
+  let parts: Buffer[] = [];
+  for (let i = 0; i < list.length; i++) {
+    const role = first(list[i], "role");
+    const content = first(list[i], "content");
+    if (role === undefined || content === undefined) return null;
+    const r = gjsonRawString(text, role);
+    parts.push(r, Buffer.from(":"), gjsonRawString(text, content));
+    if (r.toString("latin1") === "user" || i === list.length - 1) { blocks.push(Buffer.concat(parts)); parts = []; }
+  }
+  const keys: string[] = [];
+  blocks.forEach((b, j) => {
+    const h = createHash("sha1").update(b).digest("hex").toUpperCase();
+    keys.push(j === 0 ? h : hexXor(keys[j - 1], h));
+  });
+  return keys;
+}
+
+/** The model's part of the plugin's own (non-compat) key names: 16 lowercase hex digits of
+ *  SHA-1(model) (assembly/prefix/keys.ts modelTag), "" for no model. */
+export function modelTag(model: string): string {
+  return model === "" ? "" : createHash("sha1").update(model, "utf8").digest("hex").slice(0, 16);
+}

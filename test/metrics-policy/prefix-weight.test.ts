@@ -4,7 +4,7 @@
 import { afterEach, beforeAll, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
-import { higressPrefixKeys } from "../helpers/higress-prefix-keys.js";
+import { higressPrefixKeys, modelTag } from "../helpers/higress-prefix-keys.js";
 import { A, B, CLUSTER, makeHost, metricsConfig, vllmBody } from "./harness.js";
 import type { TestHost } from "../../host-test/facade/index.js";
 
@@ -18,7 +18,7 @@ afterEach(async () => { h?.close(); h = null; await redis.flushall(); });
 
 const conversation = (q: string) => [{ role: "system", content: "shared system prompt" }, { role: "user", content: q }];
 /** The namespaced level keys of a conversation (blockBoundary: message, model "m"). */
-const levelKeys = (messages: object[]) => higressPrefixKeys({ messages }, false, true)!.map((k) => `${NS}:p:m:${k}`);
+const levelKeys = (messages: object[]) => higressPrefixKeys({ messages }, false, true)!.map((k) => `${NS}:p:${modelTag("m")}:${k}`);
 
 function weighted(extra: Record<string, unknown> = {}) {
   return metricsConfig({ scoring: "weighted", prefixWeight: 3, serviceFQDN: "redis.static", servicePort: 6379, ...extra });

@@ -3,7 +3,7 @@
 // conversation by conversation, including the edge cases where Higress skips balancing.
 import { beforeAll, describe, expect, it } from "vitest";
 import asc from "assemblyscript/asc";
-import { higressBlockTexts, higressPrefixKeys, goFormatFloatF, sha1HexUpper } from "../helpers/higress-prefix-keys.js";
+import { gjsonUnescape, higressBlockTexts, higressPrefixKeys, higressPrefixKeysFromText, goFormatFloatF, sha1HexUpper } from "../helpers/higress-prefix-keys.js";
 
 interface KeyEntry {
   memory: WebAssembly.Memory;
@@ -35,14 +35,15 @@ async function compileEntry(): Promise<KeyEntry> {
   return instance.exports as unknown as KeyEntry;
 }
 
-interface RunOptions { orderSensitive?: boolean; chunkBytes?: number; maxBlocks?: number; maxHashBytes?: number }
+interface RunOptions { orderSensitive?: boolean; compat?: boolean; chunkBytes?: number; maxBlocks?: number; maxHashBytes?: number }
 
-/** The plugin's level keys for a body text (compat mode: bare Higress keys). */
+/** The plugin's level keys for a body text (compat mode unless told otherwise: bare Higress keys). */
 function pluginKeys(bodyText: string, o: RunOptions = {}): string[] {
   const bytes = Buffer.from(bodyText, "utf8");
   const ptr = wasm.inputBuffer(bytes.length);
   new Uint8Array(wasm.memory.buffer, ptr, bytes.length).set(bytes);
-  const out = wasm.levelKeys(o.orderSensitive ? 0 : 1, o.orderSensitive ? 1 : 0, o.chunkBytes ?? 1024, o.maxBlocks ?? 1024, o.maxHashBytes ?? 1 << 30);
+  const compat = o.compat ?? !o.orderSensitive;
+  const out = wasm.levelKeys(compat ? 1 : 0, o.orderSensitive ? 1 : 0, o.chunkBytes ?? 1024, o.maxBlocks ?? 1024, o.maxHashBytes ?? 1 << 30);
   const byteLength = new Uint32Array(wasm.memory.buffer, out - 4, 1)[0];
   const text = Buffer.from(wasm.memory.buffer, out, byteLength).toString("utf16le");
   if (text.startsWith("!")) throw new Error(text);
@@ -119,10 +120,50 @@ describe("plugin keys == independent Higress computation", () => {
     expect(salted).not.toEqual(higressPrefixKeys(body)!.map((k) => "NS:p::" + k));
   });
 
-  it("the level cap keeps the first levels unchanged (a capped path is a prefix of Higress's)", () => {
+  it("the level cap (outside compat) keeps the first levels unchanged (a capped path is a prefix of Higress's)", () => {
     const body = { messages: Array.from({ length: 10 }, (_, i) => u(`turn ${i}`)) };
     const full = higressPrefixKeys(body)!;
-    expect(pluginKeys(JSON.stringify(body), { maxBlocks: 4 })).toEqual(full.slice(0, 4));
+    const capped = pluginKeys(JSON.stringify(body), { compat: false, maxBlocks: 4 }).map((k) => k.replace(/^NS:p::/, ""));
+    expect(capped).toEqual(full.slice(0, 4));
+  });
+});
+
+// compat: true on the inputs where it used to differ (issue 12): golden keys from the raw-text
+// reference (gjson decoding, `messages` only, no level cap), whatever the plugin's caps say.
+const turns = (n: number) => JSON.stringify({ model: "m", messages: Array.from({ length: n }, (_, i) => (i % 3 === 2 ? a(`a${i}`) : u(`q${i}`))) });
+const RAW_BODIES: Array<[string, string, number]> = [
+  ["65 user turns (one past the old cap)", JSON.stringify({ messages: Array.from({ length: 65 }, (_, i) => u(`t${i}`)) }), 65],
+  ["300 turns, user and assistant (the last one closes its own block)", turns(300), 201],
+  ["1,000 user turns", JSON.stringify({ messages: Array.from({ length: 1000 }, (_, i) => u(`${i}`)) }), 1000],
+  ["completions body: no keys", JSON.stringify({ model: "m", prompt: "Once upon a time" }), 0],
+  ["completions token ids: no keys", JSON.stringify({ model: "m", prompt: [[1, 2, 3], [4]] }), 0],
+  ["Responses body: no keys", JSON.stringify({ model: "m", instructions: "be brief", input: [u("hi"), { type: "function_call_output", call_id: "c", output: "42" }] }), 0],
+  ["Responses string input: no keys", JSON.stringify({ model: "m", input: "hello" }), 0],
+  ["messages win over prompt and input", JSON.stringify({ prompt: "p", input: "i", messages: [u("A")] }), 1],
+  ["high surrogate + non-low \\u: one U+FFFD, the A is swallowed", String.raw`{"messages":[{"role":"user","content":"x\ud83d\u0041y"}]}`, 1],
+  ["low surrogate first swallows the next \\u", String.raw`{"messages":[{"role":"user","content":"\udc00\ud83d\ude00"}]}`, 1],
+  ["high + high, then a lone low", String.raw`{"messages":[{"role":"user","content":"\ud83d\ud83d\ude00!"}]}`, 1],
+  ["valid pair and the last plane", String.raw`{"messages":[{"role":"user","content":"\ud83d\ude00 \udbff\udfff"}]}`, 1],
+  ["surrogate before a simple escape or the end", String.raw`{"messages":[{"role":"user","content":"\ud800\n"},{"role":"user","content":"z\udbff"}]}`, 2],
+  ["escaped role \\u0075ser closes a block", String.raw`{"messages":[{"role":"\u0075ser","content":"A"},{"role":"assistant","content":"B"}]}`, 2],
+];
+
+describe("compat: true is byte-exact on the less common inputs (raw-text reference)", () => {
+  for (const [name, text, levels] of RAW_BODIES) {
+    it(name, () => {
+      const expected = higressPrefixKeysFromText(text);
+      expect(expected).not.toBeNull();
+      expect(expected!.length).toBe(levels);
+      // The caps a non-compat config would apply (64 levels, 1 KiB) do not apply in compat mode.
+      expect(pluginKeys(text, { maxBlocks: 64, maxHashBytes: 1024 })).toEqual(expected);
+    });
+  }
+
+  it("the reference decodes as gjson does (not as JSON.parse or encoding/json)", () => {
+    expect(gjsonUnescape(String.raw`\ud83d\u0041`).toString("hex")).toBe("efbfbd");
+    expect(gjsonUnescape(String.raw`\ud83d\ude00`).toString("utf8")).toBe("\u{1F600}");
+    expect(gjsonUnescape(String.raw`\ud83dA`).toString("hex")).toBe("efbfbd41");
+    expect(gjsonUnescape("\u00e9\\n").toString("utf8")).toBe("\u00e9\n");
   });
 });
 

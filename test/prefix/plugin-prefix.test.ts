@@ -4,7 +4,7 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
-import { higressPrefixKeys } from "../helpers/higress-prefix-keys.js";
+import { higressPrefixKeys, modelTag } from "../helpers/higress-prefix-keys.js";
 import { CLUSTER, host, postChat } from "../plugin/harness.js";
 import type { TestHost } from "../../host-test/facade/index.js";
 
@@ -41,11 +41,11 @@ describe("prefix_cache in the plugin", () => {
     expect(first.debug).toContain("reason=prefix_miss");
     // Outside compat mode blocks close after every message (blockBoundary: message).
     const keys = higressPrefixKeys({ messages: TURN2 }, false, true)!;
-    expect(await client.get(`${NS}:p:m:${keys[0]}`)).toBe(first.host);
+    expect(await client.get(`${NS}:p:${modelTag("m")}:${keys[0]}`)).toBe(first.host);
     const second = await turn(h, TURN2);
     expect(second.host).toBe(first.host);
     expect(second.debug).toContain("reason=prefix_hit");
-    expect(await client.get(`${NS}:p:m:${keys[1]}`)).toBe(first.host);
+    expect(await client.get(`${NS}:p:${modelTag("m")}:${keys[1]}`)).toBe(first.host);
   });
 
   it("conversations sharing a system prompt meet on one host (its own level), unlike Higress's blocks", async () => {
@@ -82,5 +82,33 @@ describe("prefix_cache in the plugin", () => {
     await h.redisIdle();
     expect(notJson.forwarded!.upstream.via).toBe("override");
     expect((await client.keys("*:p:*")).length).toBe(0);
+  });
+
+  it("a 100 KB model name never reaches a Redis key name (hashed to 16 hex digits)", async () => {
+    h = await host({ configuration: prefixConfig(), redis: { url: redis.url } });
+    const model = "m".repeat(100_000);
+    const { s } = postChat(h, JSON.stringify({ model, messages: TURN2 }));
+    await h.redisIdle();
+    expect(s.forwarded!.upstream.via).toBe("override");
+    const keys = await client.keys("*");
+    expect(keys.length).toBeGreaterThan(0);
+    for (const k of keys) expect(k.length).toBeLessThan(200);
+    const level1 = higressPrefixKeys({ messages: TURN2 }, false, true)![0];
+    expect(await client.get(`${NS}:p:${modelTag(model)}:${level1}`)).toBe(s.forwarded!.upstream.address);
+  });
+
+  it("compat mode writes every level Higress writes (no 64-level cap) and none for a completions body", async () => {
+    h = await host({ configuration: prefixConfig({ compat: true, maxPrefixLevels: 64 }), redis: { url: redis.url } });
+    const messages = Array.from({ length: 70 }, (_, i) => ({ role: "user", content: `turn ${i}` }));
+    const first = await turn(h, messages);
+    const levels = higressPrefixKeys({ messages })!;
+    expect(levels.length).toBe(70);
+    expect(await client.get(levels[69])).toBe(first.host);
+    await client.flushall();
+    const { s } = postChat(h, JSON.stringify({ model: "m", prompt: "Once upon a time" }));
+    await h.redisIdle();
+    expect(s.forwarded).not.toBeNull();
+    // Only lease bookkeeping, no 40-hex prefix key: Higress reads `messages` only.
+    expect((await client.keys("*")).filter((k) => /^[0-9A-F]{40}$/.test(k))).toEqual([]);
   });
 });

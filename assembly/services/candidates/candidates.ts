@@ -36,8 +36,12 @@ export function makeCandidateSet(hosts: string[]): CandidateSet {
 export class CandidateCache {
   private lastKey: string = "\u0000";
   private last: CandidateSet = new CandidateSet([], "");
+  private lastSnapshot: HostSnapshot | null = null;
 
   fromSnapshot(snapshot: HostSnapshot, allowed: string[]): CandidateSet {
+    // The same snapshot object (SnapshotCache: unchanged host map) gives the same set.
+    if (snapshot === this.lastSnapshot) return this.last;
+    this.lastSnapshot = snapshot;
     const picked = new Array<string>();
     for (let i = 0; i < snapshot.hosts.length; i++) {
       const h = snapshot.hosts[i];

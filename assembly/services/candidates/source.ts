@@ -4,12 +4,13 @@
 import * as host from "../../host/calls";
 import { LbConfig } from "../../config/lb_config";
 import { CandidateCache, CandidateSet, makeCandidateSet } from "./candidates";
-import { parseUpstreamHosts, HostSnapshot } from "./upstream_hosts";
+import { HostSnapshot, SnapshotCache } from "./upstream_hosts";
 
 export class CandidateSource {
   private caches: Map<string, CandidateCache> = new Map();
   private staticSets: Map<usize, CandidateSet> = new Map();
   private lastSnapshot: HostSnapshot | null = null;
+  private snapshots: SnapshotCache = new SnapshotCache();
 
   /** Forgets the static lists of the previous configuration. */
   reset(): void { this.staticSets.clear(); }
@@ -25,7 +26,7 @@ export class CandidateSource {
     if (this.staticSets.has(k)) return this.staticSets.get(k);
     const raw = host.getUpstreamHosts();
     if (raw === null) return new CandidateSet([], "");
-    const snapshot = parseUpstreamHosts(raw);
+    const snapshot = this.snapshots.read(raw);
     this.lastSnapshot = snapshot;
     const cacheKey = c.healthyStatuses.join(",");
     if (!this.caches.has(cacheKey)) this.caches.set(cacheKey, new CandidateCache());

@@ -72,3 +72,22 @@ export function parseUpstreamHosts(raw: ArrayBuffer): HostSnapshot {
   }
   return new HostSnapshot(raw, hosts);
 }
+
+/**
+ * The last snapshot, reused while the host map's bytes are unchanged: Higress hands the whole map
+ * to every request (proxy_get_upstream_hosts), and it changes only when hosts or their health
+ * (or health-check bodies) change, so a request then costs one byte comparison instead of a parse
+ * that allocates two strings per host (10,000 hosts: about 650 KB compared, nothing allocated).
+ */
+export class SnapshotCache {
+  private last: HostSnapshot | null = null;
+
+  read(raw: ArrayBuffer): HostSnapshot {
+    const prev = this.last;
+    if (prev !== null && prev.raw.byteLength == raw.byteLength &&
+      memory.compare(changetype<usize>(prev.raw), changetype<usize>(raw), <usize>raw.byteLength) == 0) return prev;
+    const next = parseUpstreamHosts(raw);
+    this.last = next;
+    return next;
+  }
+}

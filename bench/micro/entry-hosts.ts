@@ -1,0 +1,29 @@
+// Bench-only AssemblyScript entry for the plugin's per-request host-map path as it runs now
+// (services/candidates: SnapshotCache + CandidateCache), compiled by bench/micro/costs.ts for the
+// current tree only (the module did not exist before, so no --baseline row).
+import { CandidateCache } from "../../assembly/services/candidates/candidates";
+import { SnapshotCache } from "../../assembly/services/candidates/upstream_hosts";
+
+let input: Uint8Array = new Uint8Array(0);
+const snapshots = new SnapshotCache();
+const candidates = new CandidateCache();
+const HEALTHY: string[] = ["Healthy"];
+
+export function inputBuffer(len: i32): usize {
+  input = new Uint8Array(len);
+  return input.dataStart;
+}
+
+export function inputReady(): void {}
+
+/** One request's candidate work with an unchanged host map: a fresh copy of the map arrives
+ *  (as proxy_get_upstream_hosts returns it), is compared with the last one, and the cached
+ *  candidate set is returned. */
+export function candidatesCached(iterations: i32): i32 {
+  let size = 0;
+  for (let i = 0; i < iterations; i++) {
+    const raw = input.buffer.slice(input.byteOffset, input.byteOffset + input.byteLength);
+    size += candidates.fromSnapshot(snapshots.read(raw), HEALTHY).size;
+  }
+  return size;
+}

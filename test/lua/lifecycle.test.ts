@@ -152,7 +152,9 @@ describe("TTLs", () => {
       const keys = await pool.allKeys();
       expect(keys).toEqual([pool.candKey("fp"), pool.leaseKey, pool.leasesKey, pool.loadKey, pool.seenKey].sort());
       const ttls = new Map<string, number>();
-      for (const k of keys) ttls.set(k, await redis.pttl(k));
+      // One MULTI: every PTTL read at the same instant (sequential reads drift on a loaded machine).
+      const replies = (await keys.reduce((m, k) => m.pttl(k), redis.multi()).exec())!;
+      keys.forEach((k, i) => ttls.set(k, Number(replies[i][1])));
       for (const [k, t] of ttls) expect({ k, positive: t > 0 }).toEqual({ k, positive: true });
       expect(ttls.get(pool.candKey("fp"))!).toBeLessThanOrEqual(candTtlMs);
       const poolTtls = [pool.loadKey, pool.leasesKey, pool.leaseKey, pool.seenKey].map((k) => ttls.get(k)!);

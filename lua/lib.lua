@@ -18,7 +18,7 @@ local MAX_ID_BYTES = 128
 local MAX_HOST_BYTES = 261     -- a 255-byte DNS name, ':' and a port
 local MAX_HOSTS = 10000
 local MAX_KEY_BYTES = 512
-local MAX_LEVELS = 64
+local MAX_LEVELS = 1024 -- maxPrefixLevels allows up to 1024; compat (Higress, no cap) is clamped there too
 local MAX_COST = 1000000000
 local MAX_TTL_MS = 2592000000  -- 30 days
 

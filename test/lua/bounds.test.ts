@@ -1,5 +1,5 @@
 // Bounded writes (issue 11 item 4), Lua side: every script caps what it writes (lease id 128 bytes,
-// host 261, level key 512, 64 levels, 10,000 hosts), refusing larger input before writing
+// host 261, level key 512, 1024 levels, 10,000 hosts), refusing larger input before writing
 // anything, so the bytes one request leaves in Redis are bounded whatever the request size
 // (lua/README.md, "Bounds"). The plugin hashes the model name; these caps hold even if it did not.
 import { beforeAll, describe, expect, it } from "vitest";
@@ -13,8 +13,9 @@ beforeAll(() => { ({ redis } = suite); });
 
 // The bound README states for one prefix_cache request (no candidate sync): the lease record
 // (id + "<host> <cost> <bucket>") and its index entry (id + 8-byte score), a bucket aggregate
-// ("@<bucket> <host>" + cost) and its index entry, and 64 levels of key + host.
-const MAX_ID = 128, MAX_HOST = 261, MAX_KEY = 512, MAX_LEVELS = 64;
+// ("@<bucket> <host>" + cost) and its index entry, and 64 levels (the default maxPrefixLevels)
+// of key + host; the script's own cap is 1024 levels (maxPrefixLevels' maximum, and compat).
+const MAX_ID = 128, MAX_HOST = 261, MAX_KEY = 512, MAX_LEVELS = 64, SCRIPT_MAX_LEVELS = 1024;
 const LEASE_BYTES = 2 * MAX_ID + 8 + 3 * (MAX_HOST + 25); // 1,122
 const BYTES_PER_REQUEST = LEASE_BYTES + MAX_LEVELS * (MAX_KEY + MAX_HOST); // 50,594
 
@@ -61,7 +62,7 @@ describe("caps on what a script writes", () => {
       ["reserved id", () => pool.acquire({ leaseId: "@1 h", hosts }), /must not start with @/],
       ["host count", () => pool.acquire({ leaseId: "a", hosts: hostList(10_001) }), /n must be <= 10000/],
       ["level key", () => runScript(redis, "prefix", [...pool.keys(), `${pool.ns}:p:${huge}:x`], prefixArgs("a", hosts)), /key longer than 512/],
-      ["level count", () => runScript(redis, "prefix", [...pool.keys(), ...Array.from({ length: 65 }, (_, i) => `${pool.ns}:p:m:${i}`)], prefixArgs("a", hosts)), /at most 64 level keys/],
+      ["level count", () => runScript(redis, "prefix", [...pool.keys(), ...Array.from({ length: SCRIPT_MAX_LEVELS + 1 }, (_, i) => `${pool.ns}:p:m:${i}`)], prefixArgs("a", hosts)), /at most 1024 level keys/],
       ["prefix_write key", () => runScript(redis, "prefix_write", [`${pool.ns}:p:${huge}`], [hosts[0], 60]), /key longer than 512/],
       ["renew ids", () => pool.renew(1000, Array.from({ length: 1001 }, (_, i) => `r${i}`)), /at most 1000 lease ids/],
       ["cost", () => pool.acquire({ leaseId: "a", hosts, cost: 2e9 }), /cost must be <= 1000000000/],

@@ -10,7 +10,7 @@
 //   decode cost   = the per-token slowdown of sharing the batch, over this request's output;
 // and picks the smallest sum (ties: fewer running, then lower index).
 // Failure behaviour: never throws; a body it cannot read is scored as a 1-token prompt.
-import type { SimPod } from "../host-test/sim/server.js";
+import type { SimEngine } from "../host-test/sim/engine.js";
 import { extendBlockHashes } from "../host-test/sim/kv.js";
 import { chatToPrompt, tokenize, type ChatMessage } from "../host-test/sim/tokenizer.js";
 import type { Pick, Picker } from "./picker-proxy.js";
@@ -41,7 +41,7 @@ export class OmniscientPicker implements Picker {
   private readonly pendingBlocks: number[];
   private readonly pendingHashes: Array<Map<number, number>>;
 
-  constructor(private readonly pods: readonly SimPod[]) {
+  constructor(private readonly pods: ReadonlyArray<{ readonly engine: SimEngine }>) {
     this.pendingPrefill = pods.map(() => 0);
     this.pendingBlocks = pods.map(() => 0);
     this.pendingHashes = pods.map(() => new Map());

@@ -40,7 +40,7 @@ export async function runLoadScenario(scenario: LoadScenario, o: RunOverrides = 
     scenario: scenario.name,
     description: scenario.description,
     startedAt: new Date().toISOString(),
-    parameters: { ...scenario.parameters, seed, topology, load, sessions: workload.sessions.length, turns: totalTurns(workload) },
+    parameters: { ...scenario.parameters, mode: "wall", seed, topology, load, sessions: workload.sessions.length, turns: totalTurns(workload) },
     slo: scenario.slo ?? null,
     runs: [],
     notes: [...(scenario.notes ?? [])],

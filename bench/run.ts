@@ -1,4 +1,7 @@
 // CLI: `npm run bench -- <scenario> [options]`, `npm run bench -- --list`, `npm run bench:smoke`.
+// Load scenarios run in VIRTUAL time by default (bench/virtual/: one discrete-event clock, as fast
+// as the CPU allows, reproducible from the seed); --wall runs them through the real HTTP gateway
+// paced by the wall clock (the validation path). --redis-rtt-ms X: virtual Redis round trip.
 // Options: --seed N, --time-scale K (simulated ms per wall ms), --policies a,b,c,
 // --lb-config '{"loadGateAbs":4}' (merged into the plugin's lb_config of every plugin policy: sweeps),
 // --concurrency N (closed-loop scenarios), --gateways N, --out DIR (default bench/out),
@@ -12,14 +15,15 @@ import path from "node:path";
 import { WASM_PATH } from "./gateway-config.js";
 import { isPolicyName, POLICIES, type PolicyName } from "./policies.js";
 import { checkProblems, markdownTable, writeReport } from "./report.js";
-import { runLoadScenario, type RunOverrides } from "./run-scenario.js";
+import { runLoadScenario } from "./run-scenario.js";
+import { runVirtualScenario, type VirtualOverrides } from "./virtual/run-virtual.js";
 import { findScenario, SCENARIOS } from "./scenarios/index.js";
 import { REPO_ROOT } from "./topology.js";
 
-interface Cli { scenario: string | null; list: boolean; check: boolean; out: string; overrides: RunOverrides; rest: string[] }
+interface Cli { scenario: string | null; list: boolean; check: boolean; wall: boolean; out: string; overrides: VirtualOverrides; rest: string[] }
 
 function parseArgs(argv: string[]): Cli {
-  const cli: Cli = { scenario: null, list: false, check: false, out: path.join(REPO_ROOT, "bench", "out"), overrides: {}, rest: [] };
+  const cli: Cli = { scenario: null, list: false, check: false, wall: false, out: path.join(REPO_ROOT, "bench", "out"), overrides: {}, rest: [] };
   const num = (flag: string, v: string | undefined) => {
     const n = Number(v);
     if (v === undefined || !Number.isFinite(n) || n <= 0) throw new Error(`${flag} needs a positive number, got ${v}`);
@@ -29,6 +33,12 @@ function parseArgs(argv: string[]): Cli {
     const a = argv[i];
     if (a === "--list") cli.list = true;
     else if (a === "--check") cli.check = true;
+    else if (a === "--wall") cli.wall = true;
+    else if (a === "--redis-rtt-ms") {
+      const v = Number(argv[++i]);
+      if (!(v >= 0)) throw new Error(`--redis-rtt-ms needs a number >= 0, got ${argv[i]}`);
+      cli.overrides.redisRttMs = v;
+    }
     else if (a === "--quiet") cli.overrides.quiet = true;
     else if (a === "--seed") cli.overrides.seed = num(a, argv[++i]);
     else if (a === "--time-scale") cli.overrides.timeScale = num(a, argv[++i]);
@@ -79,7 +89,7 @@ async function main(): Promise<number> {
     return 0;
   }
   ensurePluginBuilt();
-  const report = await runLoadScenario(scenario, cli.overrides);
+  const report = cli.wall ? await runLoadScenario(scenario, cli.overrides) : await runVirtualScenario(scenario, cli.overrides);
   const written = writeReport(report, cli.out);
   console.log(markdownTable(report));
   console.log(`report: ${path.relative(process.cwd(), written.dir)}/ (${written.files.map((f) => path.basename(f)).join(", ")})`);

@@ -2,6 +2,7 @@
 // Load scenarios run in VIRTUAL time by default (bench/virtual/: one discrete-event clock, as fast
 // as the CPU allows, reproducible from the seed); --wall runs them through the real HTTP gateway
 // paced by the wall clock (the validation path). --redis-rtt-ms X: virtual Redis round trip.
+// --capacity: capacity at SLO per policy (scenarios with a capacity spec; bench/capacity.ts).
 // Options: --seed N, --time-scale K (simulated ms per wall ms), --policies a,b,c,
 // --lb-config '{"loadGateAbs":4}' (merged into the plugin's lb_config of every plugin policy: sweeps),
 // --concurrency N (closed-loop scenarios), --gateways N, --out DIR (default bench/out),
@@ -17,13 +18,14 @@ import { isPolicyName, POLICIES, type PolicyName } from "./policies.js";
 import { checkProblems, markdownTable, writeReport } from "./report.js";
 import { runLoadScenario } from "./run-scenario.js";
 import { runVirtualScenario, type VirtualOverrides } from "./virtual/run-virtual.js";
+import { capacityTable, runCapacity } from "./virtual/capacity-run.js";
 import { findScenario, SCENARIOS } from "./scenarios/index.js";
 import { REPO_ROOT } from "./topology.js";
 
-interface Cli { scenario: string | null; list: boolean; check: boolean; wall: boolean; out: string; overrides: VirtualOverrides; rest: string[] }
+interface Cli { scenario: string | null; list: boolean; check: boolean; wall: boolean; capacity: boolean; out: string; overrides: VirtualOverrides; rest: string[] }
 
 function parseArgs(argv: string[]): Cli {
-  const cli: Cli = { scenario: null, list: false, check: false, wall: false, out: path.join(REPO_ROOT, "bench", "out"), overrides: {}, rest: [] };
+  const cli: Cli = { scenario: null, list: false, check: false, wall: false, capacity: false, out: path.join(REPO_ROOT, "bench", "out"), overrides: {}, rest: [] };
   const num = (flag: string, v: string | undefined) => {
     const n = Number(v);
     if (v === undefined || !Number.isFinite(n) || n <= 0) throw new Error(`${flag} needs a positive number, got ${v}`);
@@ -34,6 +36,7 @@ function parseArgs(argv: string[]): Cli {
     if (a === "--list") cli.list = true;
     else if (a === "--check") cli.check = true;
     else if (a === "--wall") cli.wall = true;
+    else if (a === "--capacity") cli.capacity = true;
     else if (a === "--redis-rtt-ms") {
       const v = Number(argv[++i]);
       if (!(v >= 0)) throw new Error(`--redis-rtt-ms needs a number >= 0, got ${argv[i]}`);
@@ -89,6 +92,18 @@ async function main(): Promise<number> {
     return 0;
   }
   ensurePluginBuilt();
+  if (cli.capacity) {
+    if (cli.wall) throw new Error("--capacity runs in virtual time only");
+    const cap = await runCapacity(scenario, cli.overrides, cli.overrides.quiet ? undefined : (line) => process.stderr.write(line + "\n"));
+    const table = capacityTable(cap);
+    const dir = path.join(cli.out, `${scenario.name}-capacity-${new Date().toISOString().replace(/[:.]/g, "-")}`);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, "capacity.json"), JSON.stringify(cap, null, 1));
+    fs.writeFileSync(path.join(dir, "capacity.md"), table + "\n");
+    console.log(table);
+    console.log(`report: ${path.relative(process.cwd(), dir)}/`);
+    return 0;
+  }
   const report = cli.wall ? await runLoadScenario(scenario, cli.overrides) : await runVirtualScenario(scenario, cli.overrides);
   const written = writeReport(report, cli.out);
   console.log(markdownTable(report));

@@ -1,5 +1,5 @@
 // Every scenario `npm run bench -- <name>` knows, in listing order.
-import { llmd73 } from "./llmd.js";
+import { llmd73, llmdCapacity } from "./llmd.js";
 import { hotPrefix, lowSharing, multiTurn, sharedPrefix } from "./inference-perf.js";
 import { hashCost, luaPick, parseCost, pluginLatency } from "./micro.js";
 import { blog, galileo, higress, photoroom } from "./seeds.js";
@@ -7,7 +7,7 @@ import { smoke } from "./smoke.js";
 import type { Scenario } from "./types.js";
 
 export const SCENARIOS: readonly Scenario[] = [
-  smoke, llmd73, sharedPrefix, multiTurn, photoroom, galileo, higress, blog, lowSharing, hotPrefix,
+  smoke, llmd73, llmdCapacity, sharedPrefix, multiTurn, photoroom, galileo, higress, blog, lowSharing, hotPrefix,
   luaPick, hashCost, parseCost, pluginLatency,
 ];
 

@@ -12,6 +12,7 @@ import { startRedis, type RedisFixture } from "../../host-test/redis-server.js";
 import { SeededRandom } from "../../host-test/sim/random.js";
 import { arrivalTimes } from "../arrivals.js";
 import { WASM_PATH } from "../gateway-config.js";
+import type { LoadSpec } from "../loadgen.js";
 import { summarize, summarizeByTag } from "../metrics.js";
 import { OmniscientPicker } from "../omniscient-picker.js";
 import { roundRobinPicker } from "../picker-proxy.js";
@@ -37,6 +38,10 @@ const DEFAULT_DRAIN_WALL_MS = 30_000;
 
 export interface VirtualOverrides extends RunOverrides {
   redisRttMs?: number;
+  /** Replaces the scenario's load (capacity sweeps run one constant rate at a time). */
+  load?: LoadSpec;
+  /** Virtual ms in-flight requests get after the last send (default: 30 wall s x time scale). */
+  drainMs?: number;
 }
 
 interface Parts { front: VirtualFront; link: VirtualRedisLink | null; close(): Promise<void> }
@@ -86,7 +91,8 @@ export async function runVirtualScenario(scenario: LoadScenario, o: VirtualOverr
   const seed = o.seed ?? 1;
   const timeScale = o.timeScale ?? scenario.topology.timeScale;
   const topology = { ...scenario.topology, seed, timeScale, ...(o.gateways ? { gateways: o.gateways } : {}) };
-  const load = scenario.load.mode === "concurrency" && o.concurrency !== undefined ? { ...scenario.load, concurrency: o.concurrency } : scenario.load;
+  const baseLoad = o.load ?? scenario.load;
+  const load = baseLoad.mode === "concurrency" && o.concurrency !== undefined ? { ...baseLoad, concurrency: o.concurrency } : baseLoad;
   const workload = scenario.workload(seed);
   const arrivals = load.mode === "stages" ? arrivalTimes(load.stages, load.arrivals, new SeededRandom(seed)).length : Infinity;
   const expected = Math.min(scenario.maxRequests ?? Infinity, totalTurns(workload), arrivals);
@@ -125,7 +131,7 @@ export async function runVirtualScenario(scenario: LoadScenario, o: VirtualOverr
     try {
       const vload = startVirtualLoad({
         clock, front: parts.front, workload, load, seed, spread: scenario.spread, maxRequests: scenario.maxRequests,
-        maxMs: scenario.maxWallMs * timeScale, drainMs: DEFAULT_DRAIN_WALL_MS * timeScale,
+        maxMs: scenario.maxWallMs * timeScale, drainMs: o.drainMs ?? DEFAULT_DRAIN_WALL_MS * timeScale,
       });
       let lastPrint = 0;
       await runEvents(clock, parts.link, () => vload.done, () => {

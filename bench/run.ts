@@ -3,6 +3,7 @@
 // as the CPU allows, reproducible from the seed); --wall runs them through the real HTTP gateway
 // paced by the wall clock (the validation path). --redis-rtt-ms X: virtual Redis round trip.
 // --capacity: capacity at SLO per policy (scenarios with a capacity spec; bench/capacity.ts).
+// Trace replay: `mooncake [--trace FILE] [--trace-speed K] [--pods N] [--max-requests N]`.
 // Options: --seed N, --time-scale K (simulated ms per wall ms), --policies a,b,c,
 // --lb-config '{"loadGateAbs":4}' (merged into the plugin's lb_config of every plugin policy: sweeps),
 // --concurrency N (closed-loop scenarios), --gateways N, --out DIR (default bench/out),
@@ -20,12 +21,13 @@ import { runLoadScenario } from "./run-scenario.js";
 import { runVirtualScenario, type VirtualOverrides } from "./virtual/run-virtual.js";
 import { capacityTable, runCapacity } from "./virtual/capacity-run.js";
 import { findScenario, SCENARIOS } from "./scenarios/index.js";
+import { mooncakeScenario, TRACE_SCENARIO, type TraceScenarioOptions } from "./scenarios/trace.js";
 import { REPO_ROOT } from "./topology.js";
 
-interface Cli { scenario: string | null; list: boolean; check: boolean; wall: boolean; capacity: boolean; out: string; overrides: VirtualOverrides; rest: string[] }
+interface Cli { trace: TraceScenarioOptions; scenario: string | null; list: boolean; check: boolean; wall: boolean; capacity: boolean; out: string; overrides: VirtualOverrides; rest: string[] }
 
 function parseArgs(argv: string[]): Cli {
-  const cli: Cli = { scenario: null, list: false, check: false, wall: false, capacity: false, out: path.join(REPO_ROOT, "bench", "out"), overrides: {}, rest: [] };
+  const cli: Cli = { trace: {}, scenario: null, list: false, check: false, wall: false, capacity: false, out: path.join(REPO_ROOT, "bench", "out"), overrides: {}, rest: [] };
   const num = (flag: string, v: string | undefined) => {
     const n = Number(v);
     if (v === undefined || !Number.isFinite(n) || n <= 0) throw new Error(`${flag} needs a positive number, got ${v}`);
@@ -37,6 +39,10 @@ function parseArgs(argv: string[]): Cli {
     else if (a === "--check") cli.check = true;
     else if (a === "--wall") cli.wall = true;
     else if (a === "--capacity") cli.capacity = true;
+    else if (a === "--trace") cli.trace.file = path.resolve(argv[++i] ?? "");
+    else if (a === "--trace-speed") cli.trace.speed = num(a, argv[++i]);
+    else if (a === "--pods") cli.trace.pods = num(a, argv[++i]);
+    else if (a === "--max-requests") cli.trace.maxRequests = num(a, argv[++i]);
     else if (a === "--redis-rtt-ms") {
       const v = Number(argv[++i]);
       if (!(v >= 0)) throw new Error(`--redis-rtt-ms needs a number >= 0, got ${argv[i]}`);
@@ -67,7 +73,7 @@ function parseArgs(argv: string[]): Cli {
 }
 
 function listScenarios(): void {
-  for (const s of SCENARIOS) console.log(`${s.name.padEnd(16)} ${s.description}`);
+  for (const s of [...SCENARIOS, TRACE_SCENARIO]) console.log(`${s.name.padEnd(16)} ${s.description}`);
 }
 
 function ensurePluginBuilt(): void {
@@ -82,7 +88,7 @@ async function main(): Promise<number> {
     listScenarios();
     return cli.list ? 0 : 2;
   }
-  const scenario = findScenario(cli.scenario);
+  const scenario = cli.scenario === TRACE_SCENARIO.name ? mooncakeScenario(cli.trace) : findScenario(cli.scenario);
   if (!scenario) {
     console.error(`unknown scenario "${cli.scenario}"; --list shows them`);
     return 2;

@@ -4,10 +4,8 @@
 // Bounds: maxRequests; `maxMs` of virtual time for closed loops (the wall bound x time scale);
 // after the last send, `drainMs` of virtual time for in-flight requests, then their clients abort.
 // Failure behaviour: failures are records (ok: false); throws only on invalid options.
-import { SeededRandom } from "../../host-test/sim/random.js";
 import { chatToPrompt, tokenize } from "../../host-test/sim/tokenizer.js";
-import { arrivalTimes } from "../arrivals.js";
-import type { LoadgenResult, LoadProgress, LoadSpec, RequestRecord } from "../loadgen.js";
+import { openLoopTimes, type LoadgenResult, type LoadProgress, type LoadSpec, type RequestRecord } from "../loadgen.js";
 import { GatewaySpreader, type SpreadMode } from "../spreader.js";
 import { TurnQueue, type SessionState } from "../turn-queue.js";
 import { chatCompletionBody, conversationMessages } from "../workloads/chat-request.js";
@@ -63,7 +61,7 @@ export function startVirtualLoad(opts: VirtualLoadOptions): VirtualLoad {
   const maxRequests = opts.maxRequests ?? Infinity;
   let sent = 0, failed = 0, inFlight = 0, deferredArrivals = 0, waitingArrivals = 0, idleWorkers = 0;
   let issuing = true;
-  let stoppedBy: LoadgenResult["stoppedBy"] = opts.load.mode === "stages" ? "arrivals" : "workload";
+  let stoppedBy: LoadgenResult["stoppedBy"] = opts.load.mode === "concurrency" ? "workload" : "arrivals";
   let drainTimer: (() => void) | null = null;
 
   const bounded = (): boolean => {
@@ -89,7 +87,8 @@ export function startVirtualLoad(opts: VirtualLoadOptions): VirtualLoad {
     const bodyObject = chatCompletionBody(messages, s.session.turns[turn].outputTokens, opts.model);
     const req: VirtualRequest = {
       id: `req-${sent}`, body: Buffer.from(JSON.stringify(bodyObject)), bodyObject,
-      promptTokens: tokenize(chatToPrompt(messages)), maxTokens: bodyObject.max_tokens,
+      promptTokens: turn === 0 && s.session.promptTokens ? s.session.promptTokens() : tokenize(chatToPrompt(messages)),
+      maxTokens: bodyObject.max_tokens,
     };
     sent++;
     inFlight++;
@@ -142,7 +141,7 @@ export function startVirtualLoad(opts: VirtualLoadOptions): VirtualLoad {
   if (opts.load.mode === "concurrency") {
     for (let i = 0; i < opts.load.concurrency; i++) work();
   } else {
-    const times = arrivalTimes(opts.load.stages, opts.load.arrivals, new SeededRandom(opts.seed));
+    const times = openLoopTimes(opts.load, opts.seed);
     arrivalsLeft = times.length;
     for (const t of times) {
       clock.at(t, () => {

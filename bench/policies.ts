@@ -7,7 +7,7 @@ import type { LbPolicy } from "../host-test/gateway/local-lb.js";
 
 export type PolicyName =
   | "round_robin" | "random" | "least_request" | "prefix_affinity"
-  | "global_least_request" | "global_least_tokens" | "prefix_cache" | "endpoint_metrics" | "metrics_prefix"
+  | "global_least_request" | "global_least_tokens" | "global_least_bytes" | "prefix_cache" | "endpoint_metrics" | "metrics_prefix"
   | "omniscient" | "direct_round_robin";
 
 export interface GatewayPolicy {
@@ -50,6 +50,10 @@ export const POLICIES: Readonly<Record<PolicyName, PolicySpec>> = {
   global_least_tokens: {
     kind: "gateway", description: "ours: global least in-flight tokens (Redis, costMode tokens; Galileo-like)", clusterLb: "round_robin",
     plugin: (port) => ({ lb_policy: "global_least_request", lb_config: { ...redis(port), costMode: "tokens" } }), needsRedis: true, metricsHealthCheck: false,
+  },
+  global_least_bytes: {
+    kind: "gateway", description: "ours: global least in-flight bytes (Redis, costMode bytes; Galileo's byte-size cost)", clusterLb: "round_robin",
+    plugin: (port) => ({ lb_policy: "global_least_request", lb_config: { ...redis(port), costMode: "bytes" } }), needsRedis: true, metricsHealthCheck: false,
   },
   prefix_cache: {
     kind: "gateway", description: "ours: prefix cache with load gate (Redis)", clusterLb: "round_robin",

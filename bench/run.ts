@@ -3,6 +3,7 @@
 // as the CPU allows, reproducible from the seed); --wall runs them through the real HTTP gateway
 // paced by the wall clock (the validation path). --redis-rtt-ms X: virtual Redis round trip.
 // --capacity: capacity at SLO per policy (scenarios with a capacity spec; bench/capacity.ts).
+// --replicas 1,2,4: the scenario behind N gateway replicas sharing one Redis (bench/virtual/replicas-run.ts).
 // Trace replay: `mooncake [--trace FILE] [--trace-speed K] [--pods N] [--max-requests N]`.
 // Options: --seed N, --time-scale K (simulated ms per wall ms), --policies a,b,c,
 // --lb-config '{"loadGateAbs":4}' (merged into the plugin's lb_config of every plugin policy: sweeps),
@@ -20,14 +21,15 @@ import { checkProblems, markdownTable, writeReport } from "./report.js";
 import { runLoadScenario } from "./run-scenario.js";
 import { runVirtualScenario, type VirtualOverrides } from "./virtual/run-virtual.js";
 import { capacityTable, runCapacity } from "./virtual/capacity-run.js";
+import { replicasTable, runReplicas } from "./virtual/replicas-run.js";
 import { findScenario, SCENARIOS } from "./scenarios/index.js";
 import { mooncakeScenario, TRACE_SCENARIO, type TraceScenarioOptions } from "./scenarios/trace.js";
 import { REPO_ROOT } from "./topology.js";
 
-interface Cli { trace: TraceScenarioOptions; scenario: string | null; list: boolean; check: boolean; wall: boolean; capacity: boolean; out: string; overrides: VirtualOverrides; rest: string[] }
+interface Cli { replicas: number[] | null; trace: TraceScenarioOptions; scenario: string | null; list: boolean; check: boolean; wall: boolean; capacity: boolean; out: string; overrides: VirtualOverrides; rest: string[] }
 
 function parseArgs(argv: string[]): Cli {
-  const cli: Cli = { trace: {}, scenario: null, list: false, check: false, wall: false, capacity: false, out: path.join(REPO_ROOT, "bench", "out"), overrides: {}, rest: [] };
+  const cli: Cli = { replicas: null, trace: {}, scenario: null, list: false, check: false, wall: false, capacity: false, out: path.join(REPO_ROOT, "bench", "out"), overrides: {}, rest: [] };
   const num = (flag: string, v: string | undefined) => {
     const n = Number(v);
     if (v === undefined || !Number.isFinite(n) || n <= 0) throw new Error(`${flag} needs a positive number, got ${v}`);
@@ -39,6 +41,7 @@ function parseArgs(argv: string[]): Cli {
     else if (a === "--check") cli.check = true;
     else if (a === "--wall") cli.wall = true;
     else if (a === "--capacity") cli.capacity = true;
+    else if (a === "--replicas") cli.replicas = (argv[++i] ?? "").split(",").map((v) => num(a, v));
     else if (a === "--trace") cli.trace.file = path.resolve(argv[++i] ?? "");
     else if (a === "--trace-speed") cli.trace.speed = num(a, argv[++i]);
     else if (a === "--pods") cli.trace.pods = num(a, argv[++i]);
@@ -98,6 +101,16 @@ async function main(): Promise<number> {
     return 0;
   }
   ensurePluginBuilt();
+  if (cli.replicas) {
+    const points = await runReplicas(scenario, cli.replicas, cli.overrides, cli.overrides.quiet ? undefined : (line) => process.stderr.write(line + "\n"));
+    const table = replicasTable(points);
+    const dir = path.join(cli.out, `${scenario.name}-replicas-${new Date().toISOString().replace(/[:.]/g, "-")}`);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, "replicas.json"), JSON.stringify(points, null, 1));
+    fs.writeFileSync(path.join(dir, "replicas.md"), table + "\n");
+    console.log(table);
+    return 0;
+  }
   if (cli.capacity) {
     if (cli.wall) throw new Error("--capacity runs in virtual time only");
     const cap = await runCapacity(scenario, cli.overrides, cli.overrides.quiet ? undefined : (line) => process.stderr.write(line + "\n"));

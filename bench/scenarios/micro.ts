@@ -45,3 +45,13 @@ export const pluginLatency: CustomScenario = {
     console.log(latencyTable(await runPluginLatency(positiveInt("plugin-latency", args[0], 600))));
   },
 };
+
+export const calibrate: CustomScenario = {
+  kind: "custom",
+  name: "calibrate",
+  description: "The simulator's profiles measured like published vLLM numbers (decode ms/token by batch, prefill, peak tok/s), with sources and errors.",
+  async run() {
+    const { calibrationTable } = await import("../calibrate.js");
+    console.log(calibrationTable());
+  },
+};

@@ -85,6 +85,21 @@ function ensurePluginBuilt(): void {
   execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: REPO_ROOT, stdio: "inherit" });
 }
 
+/** Per-run progress lines on stderr unless --quiet. */
+function progressLog(cli: Cli): ((line: string) => void) | undefined {
+  return cli.overrides.quiet ? undefined : (line) => process.stderr.write(line + "\n");
+}
+
+/** Writes `<out>/<scenario>-<kind>-<time>/<kind>.json` and `.md`, prints the table. */
+function writeTable(out: string, scenario: string, kind: string, data: unknown, table: string): void {
+  const dir = path.join(out, `${scenario}-${kind}-${new Date().toISOString().replace(/[:.]/g, "-")}`);
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, `${kind}.json`), JSON.stringify(data, null, 1));
+  fs.writeFileSync(path.join(dir, `${kind}.md`), table + "\n");
+  console.log(table);
+  console.log(`report: ${path.relative(process.cwd(), dir)}/`);
+}
+
 async function main(): Promise<number> {
   const cli = parseArgs(process.argv.slice(2));
   if (cli.list || cli.scenario === null) {
@@ -102,25 +117,14 @@ async function main(): Promise<number> {
   }
   ensurePluginBuilt();
   if (cli.replicas) {
-    const points = await runReplicas(scenario, cli.replicas, cli.overrides, cli.overrides.quiet ? undefined : (line) => process.stderr.write(line + "\n"));
-    const table = replicasTable(points);
-    const dir = path.join(cli.out, `${scenario.name}-replicas-${new Date().toISOString().replace(/[:.]/g, "-")}`);
-    fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, "replicas.json"), JSON.stringify(points, null, 1));
-    fs.writeFileSync(path.join(dir, "replicas.md"), table + "\n");
-    console.log(table);
+    const points = await runReplicas(scenario, cli.replicas, cli.overrides, progressLog(cli));
+    writeTable(cli.out, scenario.name, "replicas", points, replicasTable(points));
     return 0;
   }
   if (cli.capacity) {
     if (cli.wall) throw new Error("--capacity runs in virtual time only");
-    const cap = await runCapacity(scenario, cli.overrides, cli.overrides.quiet ? undefined : (line) => process.stderr.write(line + "\n"));
-    const table = capacityTable(cap);
-    const dir = path.join(cli.out, `${scenario.name}-capacity-${new Date().toISOString().replace(/[:.]/g, "-")}`);
-    fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, "capacity.json"), JSON.stringify(cap, null, 1));
-    fs.writeFileSync(path.join(dir, "capacity.md"), table + "\n");
-    console.log(table);
-    console.log(`report: ${path.relative(process.cwd(), dir)}/`);
+    const cap = await runCapacity(scenario, cli.overrides, progressLog(cli));
+    writeTable(cli.out, scenario.name, "capacity", cap, capacityTable(cap));
     return 0;
   }
   const report = cli.wall ? await runLoadScenario(scenario, cli.overrides) : await runVirtualScenario(scenario, cli.overrides);

@@ -2,7 +2,8 @@
 // Load scenarios run in VIRTUAL time by default (bench/virtual/: one discrete-event clock, as fast
 // as the CPU allows, reproducible from the seed); --wall runs them through the real HTTP gateway
 // paced by the wall clock (the validation path). --redis-rtt-ms X: virtual Redis round trip.
-// --capacity: capacity at SLO per policy (scenarios with a capacity spec; bench/capacity.ts).
+// --capacity: capacity at SLO per policy (scenarios with a capacity spec; bench/capacity.ts);
+// --rates a,b,c replaces the scenario's sweep.
 // --replicas 1,2,4: the scenario behind N gateway replicas sharing one Redis (bench/virtual/replicas-run.ts).
 // Trace replay: `mooncake [--trace FILE] [--trace-speed K] [--pods N] [--max-requests N]`.
 // Options: --seed N, --time-scale K (simulated ms per wall ms), --policies a,b,c,
@@ -26,10 +27,10 @@ import { findScenario, SCENARIOS } from "./scenarios/index.js";
 import { mooncakeScenario, TRACE_SCENARIO, type TraceScenarioOptions } from "./scenarios/trace.js";
 import { REPO_ROOT } from "./topology.js";
 
-interface Cli { replicas: number[] | null; trace: TraceScenarioOptions; scenario: string | null; list: boolean; check: boolean; wall: boolean; capacity: boolean; out: string; overrides: VirtualOverrides; rest: string[] }
+interface Cli { rates: number[] | undefined; replicas: number[] | null; trace: TraceScenarioOptions; scenario: string | null; list: boolean; check: boolean; wall: boolean; capacity: boolean; out: string; overrides: VirtualOverrides; rest: string[] }
 
 function parseArgs(argv: string[]): Cli {
-  const cli: Cli = { replicas: null, trace: {}, scenario: null, list: false, check: false, wall: false, capacity: false, out: path.join(REPO_ROOT, "bench", "out"), overrides: {}, rest: [] };
+  const cli: Cli = { rates: undefined, replicas: null, trace: {}, scenario: null, list: false, check: false, wall: false, capacity: false, out: path.join(REPO_ROOT, "bench", "out"), overrides: {}, rest: [] };
   const num = (flag: string, v: string | undefined) => {
     const n = Number(v);
     if (v === undefined || !Number.isFinite(n) || n <= 0) throw new Error(`${flag} needs a positive number, got ${v}`);
@@ -41,6 +42,7 @@ function parseArgs(argv: string[]): Cli {
     else if (a === "--check") cli.check = true;
     else if (a === "--wall") cli.wall = true;
     else if (a === "--capacity") cli.capacity = true;
+    else if (a === "--rates") cli.rates = (argv[++i] ?? "").split(",").map((v) => num(a, v));
     else if (a === "--replicas") cli.replicas = (argv[++i] ?? "").split(",").map((v) => num(a, v));
     else if (a === "--trace") cli.trace.file = path.resolve(argv[++i] ?? "");
     else if (a === "--trace-speed") cli.trace.speed = num(a, argv[++i]);
@@ -123,7 +125,7 @@ async function main(): Promise<number> {
   }
   if (cli.capacity) {
     if (cli.wall) throw new Error("--capacity runs in virtual time only");
-    const cap = await runCapacity(scenario, cli.overrides, progressLog(cli));
+    const cap = await runCapacity(scenario, { ...cli.overrides, rates: cli.rates }, progressLog(cli));
     writeTable(cli.out, scenario.name, "capacity", cap, capacityTable(cap));
     return 0;
   }

@@ -16,7 +16,7 @@ export interface CapacityReport {
   policies: Array<{ policy: PolicyName; result: CapacityResult | null; skipped?: string; wallMs: number }>;
 }
 
-export async function runCapacity(scenario: LoadScenario, o: VirtualOverrides = {}, log: (line: string) => void = () => {}): Promise<CapacityReport> {
+export async function runCapacity(scenario: LoadScenario, o: VirtualOverrides & { rates?: number[] } = {}, log: (line: string) => void = () => {}): Promise<CapacityReport> {
   const spec = scenario.capacity;
   if (!spec) throw new Error(`scenario ${scenario.name} has no capacity spec`);
   const seed = o.seed ?? 1;
@@ -24,7 +24,7 @@ export async function runCapacity(scenario: LoadScenario, o: VirtualOverrides = 
   for (const policy of o.policies ?? scenario.policies) {
     const started = Date.now();
     let skipped: string | undefined;
-    const result = await searchCapacity(spec.rates, spec.slo, async (rate) => {
+    const result = await searchCapacity(o.rates ?? spec.rates, spec.slo, async (rate) => {
       const r = await runVirtualScenario(scenario, {
         ...o, seed, quiet: true, policies: [policy], drainMs: spec.drainMs,
         load: { mode: "stages", arrivals: "poisson", stages: [{ rate, durationMs: spec.durationMs }] },

@@ -8,7 +8,7 @@ import type { LbPolicy } from "../host-test/gateway/local-lb.js";
 export type PolicyName =
   | "round_robin" | "random" | "least_request" | "prefix_affinity"
   | "global_least_request" | "global_least_tokens" | "global_least_bytes" | "prefix_cache" | "endpoint_metrics" | "metrics_prefix"
-  | "omniscient" | "direct_round_robin";
+  | "omniscient" | "precise_prefix" | "direct_round_robin";
 
 export interface GatewayPolicy {
   kind: "gateway";
@@ -25,7 +25,7 @@ export interface GatewayPolicy {
 export interface ProxyPolicy {
   kind: "proxy";
   description: string;
-  picker: "round_robin" | "omniscient";
+  picker: "round_robin" | "omniscient" | "precise_prefix";
 }
 
 export type PolicySpec = GatewayPolicy | ProxyPolicy;
@@ -68,6 +68,7 @@ export const POLICIES: Readonly<Record<PolicyName, PolicySpec>> = {
     plugin: (port) => ({ lb_policy: "endpoint_metrics", lb_config: { ...redis(port), metricsSource: "health_check", scoring: "weighted" } }), needsRedis: true, metricsHealthCheck: true,
   },
   omniscient: { kind: "proxy", description: "omniscient central picker (true queues + prefix caches): the bound", picker: "omniscient" },
+  precise_prefix: { kind: "proxy", description: "precise prefix central picker (EPP scorers prefix 3 / queue 2 / KV 2 on the engines' true caches)", picker: "precise_prefix" },
   direct_round_robin: { kind: "proxy", description: "round robin without the gateway (bench proxy)", picker: "round_robin" },
 };
 

@@ -19,7 +19,13 @@ import type { Workload } from "./workloads/types.js";
 
 export type LoadSpec =
   | { mode: "stages"; arrivals: ArrivalProcess; stages: Stage[] }
+  | { mode: "trace"; timesMs: number[] }
   | { mode: "concurrency"; concurrency: number };
+
+/** Open-loop send times (simulated ms) of a load: the seeded stages' arrivals, or a trace's own. */
+export function openLoopTimes(load: Exclude<LoadSpec, { mode: "concurrency" }>, seed: number): number[] {
+  return load.mode === "trace" ? load.timesMs : arrivalTimes(load.stages, load.arrivals, new SeededRandom(seed));
+}
 
 export interface LoadgenOptions {
   urls: string[];
@@ -163,7 +169,7 @@ export async function runLoad(opts: LoadgenOptions): Promise<LoadgenResult> {
       if (stoppedBy !== "workload") queue.stop();
     } else {
       stoppedBy = "arrivals";
-      const times = arrivalTimes(opts.load.stages, opts.load.arrivals, new SeededRandom(opts.seed));
+      const times = openLoopTimes(opts.load, opts.seed);
       for (const simMs of times) {
         await sleep(simMs / scale - elapsed());
         if (bounded()) break;

@@ -10,7 +10,7 @@
 //   decode cost   = the per-token slowdown of sharing the batch, over this request's output;
 // and picks the smallest sum (ties: fewer running, then lower index).
 // Failure behaviour: never throws; a body it cannot read is scored as a 1-token prompt.
-import type { SimPod } from "../host-test/sim/server.js";
+import type { SimEngine } from "../host-test/sim/engine.js";
 import { extendBlockHashes } from "../host-test/sim/kv.js";
 import { chatToPrompt, tokenize, type ChatMessage } from "../host-test/sim/tokenizer.js";
 import type { Pick, Picker } from "./picker-proxy.js";
@@ -37,11 +37,11 @@ function maxTokensOf(body: unknown): number {
 }
 
 export class OmniscientPicker implements Picker {
-  private readonly pendingPrefill: number[];
+  protected readonly pendingPrefill: number[];
   private readonly pendingBlocks: number[];
   private readonly pendingHashes: Array<Map<number, number>>;
 
-  constructor(private readonly pods: readonly SimPod[]) {
+  constructor(protected readonly pods: ReadonlyArray<{ readonly engine: SimEngine }>) {
     this.pendingPrefill = pods.map(() => 0);
     this.pendingBlocks = pods.map(() => 0);
     this.pendingHashes = pods.map(() => new Map());
@@ -57,11 +57,12 @@ export class OmniscientPicker implements Picker {
     let bestScore = Infinity;
     let bestRunning = Infinity;
     let bestTicket: Ticket | null = null;
+    this.beginPick();
     for (let i = 0; i < this.pods.length; i++) {
       const hitBlocks = Math.max(this.cachedBlocks(i, hashes, reusable), this.pendingChain(i, hashes, reusable));
       const uncached = tokens.length - hitBlocks * blockSize;
       const blocks = Math.ceil((tokens.length + maxTokens) / blockSize) - hitBlocks;
-      const { score, running } = this.estimate(i, uncached, blocks, maxTokens);
+      const { score, running } = this.estimate(i, uncached, blocks, maxTokens, reusable > 0 ? hitBlocks / reusable : 0);
       if (score < bestScore || (score === bestScore && running < bestRunning)) {
         best = i;
         bestScore = score;
@@ -111,7 +112,11 @@ export class OmniscientPicker implements Picker {
     return n;
   }
 
-  private estimate(pod: number, uncached: number, blocks: number, maxTokens: number): { score: number; running: number } {
+  /** Called once per pick before the pods are scored (subclasses normalise across pods here). */
+  protected beginPick(): void {}
+
+  /** Lower is better. `_hitFraction`: cached-or-pending share of the reusable prefix blocks. */
+  protected estimate(pod: number, uncached: number, blocks: number, maxTokens: number, _hitFraction: number): { score: number; running: number } {
     const engine = this.pods[pod].engine;
     const p = engine.profile;
     const running = engine.numRunning() + engine.numWaiting();

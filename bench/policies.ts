@@ -7,8 +7,8 @@ import type { LbPolicy } from "../host-test/gateway/local-lb.js";
 
 export type PolicyName =
   | "round_robin" | "random" | "least_request" | "prefix_affinity"
-  | "global_least_request" | "global_least_tokens" | "prefix_cache" | "endpoint_metrics" | "metrics_prefix"
-  | "omniscient" | "direct_round_robin";
+  | "global_least_request" | "global_least_tokens" | "global_least_bytes" | "prefix_cache" | "endpoint_metrics" | "metrics_prefix"
+  | "omniscient" | "precise_prefix" | "direct_round_robin";
 
 export interface GatewayPolicy {
   kind: "gateway";
@@ -25,7 +25,7 @@ export interface GatewayPolicy {
 export interface ProxyPolicy {
   kind: "proxy";
   description: string;
-  picker: "round_robin" | "omniscient";
+  picker: "round_robin" | "omniscient" | "precise_prefix";
 }
 
 export type PolicySpec = GatewayPolicy | ProxyPolicy;
@@ -51,6 +51,10 @@ export const POLICIES: Readonly<Record<PolicyName, PolicySpec>> = {
     kind: "gateway", description: "ours: global least in-flight tokens (Redis, costMode tokens; Galileo-like)", clusterLb: "round_robin",
     plugin: (port) => ({ lb_policy: "global_least_request", lb_config: { ...redis(port), costMode: "tokens" } }), needsRedis: true, metricsHealthCheck: false,
   },
+  global_least_bytes: {
+    kind: "gateway", description: "ours: global least in-flight bytes (Redis, costMode bytes; Galileo's byte-size cost)", clusterLb: "round_robin",
+    plugin: (port) => ({ lb_policy: "global_least_request", lb_config: { ...redis(port), costMode: "bytes" } }), needsRedis: true, metricsHealthCheck: false,
+  },
   prefix_cache: {
     kind: "gateway", description: "ours: prefix cache with load gate (Redis)", clusterLb: "round_robin",
     plugin: (port) => ({ lb_policy: "prefix_cache", lb_config: redis(port) }), needsRedis: true, metricsHealthCheck: false,
@@ -64,6 +68,7 @@ export const POLICIES: Readonly<Record<PolicyName, PolicySpec>> = {
     plugin: (port) => ({ lb_policy: "endpoint_metrics", lb_config: { ...redis(port), metricsSource: "health_check", scoring: "weighted" } }), needsRedis: true, metricsHealthCheck: true,
   },
   omniscient: { kind: "proxy", description: "omniscient central picker (true queues + prefix caches): the bound", picker: "omniscient" },
+  precise_prefix: { kind: "proxy", description: "precise prefix central picker (EPP scorers prefix 3 / queue 2 / KV 2 on the engines' true caches)", picker: "precise_prefix" },
   direct_round_robin: { kind: "proxy", description: "round robin without the gateway (bench proxy)", picker: "round_robin" },
 };
 

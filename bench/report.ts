@@ -19,7 +19,8 @@ export interface PolicyRun {
   summary?: RunSummary;
   /** Per request class (workloads with tags). */
   byTag?: Record<string, RunSummary>;
-  loadgen?: Omit<LoadgenResult, "records">;
+  /** Virtual runs add `events` (clock events run) and `redisCalls`. */
+  loadgen?: Omit<LoadgenResult, "records"> & { events?: number; redisCalls?: number };
 }
 
 export interface ScenarioReport {

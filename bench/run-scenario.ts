@@ -2,9 +2,7 @@
 // report. A policy whose topology cannot start is reported as skipped, not fatal, so one broken
 // part does not hide the others' numbers.
 // Failure behaviour: request failures are counted in the summaries; only a loadgen bug throws.
-import { SeededRandom } from "../host-test/sim/random.js";
-import { arrivalTimes } from "./arrivals.js";
-import { runLoad, type LoadSpec } from "./loadgen.js";
+import { openLoopTimes, runLoad, type LoadSpec } from "./loadgen.js";
 import { summarize, summarizeByTag } from "./metrics.js";
 import { POLICIES, type PolicyName } from "./policies.js";
 import { progressPrinter } from "./progress.js";
@@ -34,13 +32,13 @@ export async function runLoadScenario(scenario: LoadScenario, o: RunOverrides = 
   const load = effectiveLoad(scenario.load, o);
   const workload = scenario.workload(seed);
   // The same seeded schedule the load generator draws: an open loop sends at most one per arrival.
-  const arrivals = load.mode === "stages" ? arrivalTimes(load.stages, load.arrivals, new SeededRandom(seed)).length : Infinity;
+  const arrivals = load.mode === "concurrency" ? Infinity : openLoopTimes(load, seed).length;
   const expected = Math.min(scenario.maxRequests ?? Infinity, totalTurns(workload), arrivals);
   const report: ScenarioReport = {
     scenario: scenario.name,
     description: scenario.description,
     startedAt: new Date().toISOString(),
-    parameters: { ...scenario.parameters, seed, topology, load, sessions: workload.sessions.length, turns: totalTurns(workload) },
+    parameters: { ...scenario.parameters, mode: "wall", seed, topology, load, sessions: workload.sessions.length, turns: totalTurns(workload) },
     slo: scenario.slo ?? null,
     runs: [],
     notes: [...(scenario.notes ?? [])],

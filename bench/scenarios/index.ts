@@ -1,14 +1,15 @@
 // Every scenario `npm run bench -- <name>` knows, in listing order.
-import { llmd73 } from "./llmd.js";
+import { llmd73, llmdCapacity } from "./llmd.js";
 import { hotPrefix, lowSharing, multiTurn, sharedPrefix } from "./inference-perf.js";
-import { hashCost, luaPick, parseCost, pluginLatency, soakMemory } from "./micro.js";
-import { blog, galileo, higress, photoroom } from "./seeds.js";
+import { calibrate, hashCost, luaPick, parseCost, pluginLatency, soakMemory } from "./micro.js";
+import { blog, galileo, galileoUnbatched, higress, photoroom } from "./seeds.js";
 import { smoke } from "./smoke.js";
+import { photoroom10x20, photoroom8x64 } from "./scale.js";
 import type { Scenario } from "./types.js";
 
 export const SCENARIOS: readonly Scenario[] = [
-  smoke, llmd73, sharedPrefix, multiTurn, photoroom, galileo, higress, blog, lowSharing, hotPrefix,
-  luaPick, hashCost, parseCost, pluginLatency, soakMemory,
+  smoke, llmd73, llmdCapacity, sharedPrefix, multiTurn, photoroom, photoroom10x20, photoroom8x64, galileo, galileoUnbatched, higress, blog, lowSharing, hotPrefix,
+  luaPick, hashCost, parseCost, pluginLatency, soakMemory, calibrate,
 ];
 
 export function findScenario(name: string): Scenario | undefined {

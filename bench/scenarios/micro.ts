@@ -57,3 +57,13 @@ export const soakMemory: CustomScenario = {
     console.log(soakTable(await runSoakMemory(positiveInt("soak-memory", args[0], 1_000_000))));
   },
 };
+
+export const calibrate: CustomScenario = {
+  kind: "custom",
+  name: "calibrate",
+  description: "The simulator's profiles measured like published vLLM numbers (decode ms/token by batch, prefill, peak tok/s), with sources and errors.",
+  async run() {
+    const { calibrationTable } = await import("../calibrate.js");
+    console.log(calibrationTable());
+  },
+};

@@ -29,10 +29,27 @@ export const galileo: LoadScenario = {
   topology: { pods: 6, profile: "llama-8b-h100", profileOverrides: { maxNumSeqs: 4 }, timeScale: 1, gateways: 1 },
   workload: (seed) => galileoWorkload(800, seed, 0.25, 64),
   load: { mode: "stages", arrivals: "poisson", stages: [{ rate: 35, durationMs: 20_000 }] },
-  policies: ["round_robin", "least_request", "global_least_request", "global_least_tokens", "endpoint_metrics", "omniscient"],
+  policies: ["round_robin", "least_request", "global_least_request", "global_least_bytes", "global_least_tokens", "endpoint_metrics", "omniscient"],
   slo: { e2eMs: 2000 },
   maxWallMs: 60_000,
   parameters: { published: "38 A100s, 50 QPS: p99 -27% / -29% / -73% vs round robin for 500 / 1000 / 8000-token inputs" },
+};
+
+// Galileo as Galileo ran it: 38 servers that process one request at a time, time growing with the
+// input (prefill-dominated, ~0.24 s for 500 tokens, ~2 s for 8k, 16 output tokens), full-size
+// inputs 500 / 1000 / 8000, Poisson 50 req/s (~75% load). Compare count vs bytes vs tokens here and
+// on the batched \`galileo\` scenario.
+export const galileoUnbatched: LoadScenario = {
+  kind: "load",
+  name: "galileo-unbatched",
+  description: "Galileo unbatched: 38 one-request-at-a-time pods (prefill-dominated), inputs 500 / 1000 / 8000, output 16, Poisson 50 req/s.",
+  topology: { pods: 38, profile: "a100-unbatched", timeScale: 1, gateways: 1 },
+  workload: (seed) => galileoWorkload(4000, seed, 1, 16),
+  load: { mode: "stages", arrivals: "poisson", stages: [{ rate: 50, durationMs: 60_000 }] },
+  policies: ["round_robin", "least_request", "global_least_request", "global_least_bytes", "global_least_tokens", "omniscient"],
+  slo: { e2eMs: 5000 },
+  maxWallMs: 120_000,
+  parameters: { published: "38 A100s, 50 QPS, one request at a time: p99 -27% / -29% / -73% vs round robin for 500 / 1000 / 8000-token inputs (byte-size cost)" },
 };
 
 export const higress: LoadScenario = {

@@ -1,5 +1,6 @@
 // What a scenario is: a load scenario (workload + topology + load + the policies to compare),
 // run by bench/run-scenario.ts, or a custom one (micro-benchmarks with their own main).
+import type { CapacitySlo } from "../capacity.js";
 import type { LoadSpec } from "../loadgen.js";
 import type { Slo } from "../metrics.js";
 import type { PolicyName } from "../policies.js";
@@ -24,6 +25,20 @@ export interface LoadScenario {
   /** Shown in the report (sizes, the published numbers this mirrors). */
   parameters: Record<string, unknown>;
   notes?: string[];
+  /** Capacity at SLO (`--capacity`): one fresh run per Poisson rate, ascending, then bisection. */
+  capacity?: CapacitySpec;
+}
+
+export interface CapacitySpec {
+  /** Requests per simulated second, ascending. */
+  rates: number[];
+  /** Simulated ms of arrivals per rate. */
+  durationMs: number;
+  /** Simulated ms the last requests get to finish (longer than E2E at capacity); later = failed. */
+  drainMs: number;
+  slo: CapacitySlo;
+  /** Bisection steps between the last rate that met the SLO and the first that missed (default 2). */
+  bisectSteps?: number;
 }
 
 export interface CustomScenario {

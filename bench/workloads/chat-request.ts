@@ -15,6 +15,7 @@ export interface ChatCompletionBody {
 
 /** Messages of turn `turnIndex`: system prompt, every earlier question and reply, the new question. */
 export function conversationMessages(session: Session, turnIndex: number, replies: readonly string[]): ChatMessage[] {
+  if (session.messages && turnIndex === 0) return session.messages();
   const messages: ChatMessage[] = [];
   if (session.systemPrompt !== null) messages.push({ role: "system", content: session.systemPrompt });
   for (let t = 0; t < turnIndex; t++) {

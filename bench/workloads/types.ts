@@ -3,6 +3,7 @@
 // prompt = the previous prompt + the previous reply + the new question (multi-turn chat), or
 // system prompt + question for single-turn sessions. Lengths are simulator tokens (words).
 // Pure data, never fails.
+import type { ChatMessage } from "../../host-test/sim/tokenizer.js";
 
 export interface Turn {
   /** The user message of this turn. */
@@ -20,6 +21,10 @@ export interface Session {
   turns: Turn[];
   /** Request class for per-class breakdowns (e.g. Galileo's "500" / "1k" / "8k"). */
   tag?: string;
+  /** Single-turn sessions given as ready chat messages (trace replay), built when sent. */
+  messages?: () => ChatMessage[];
+  /** Their simulator tokens (what the pod's chat template + tokenizer make of them), when cheaper to build directly. */
+  promptTokens?: () => string[];
 }
 
 export interface Workload {

@@ -54,4 +54,9 @@ export interface HostBackend {
    * a match, null (no route matches any more), or undefined (no routing table: keep the route).
    */
   matchRoute(headers: HeaderMap): RouteMatch | null | undefined;
+  /**
+   * Optional source for WASI random_get (default: crypto randomness, as cpp-host). A benchmark's
+   * virtual-time driver supplies a seeded one so a run is reproducible.
+   */
+  random?(out: Buffer): void;
 }

@@ -19,7 +19,9 @@
 // Only the arrival stamp (taken by the caller from now()) sees event-loop lag. A load generator
 // measuring wall time multiplies by timeScale; one reading the usage/metrics gets simulated
 // values directly. In "manual" mode nothing runs by itself: step()/runVirtual() advance the
-// cursor, jumping over idle time to the next readyAtMs, for deterministic tests.
+// cursor, jumping over idle time to the next readyAtMs, for deterministic tests. In "virtual"
+// mode the same loop as realtime runs on an injected discrete-event clock (`clock`): steps start
+// and end at exact simulated instants and nothing depends on the wall (benchmarks' virtual time).
 //
 // Failure behaviour: never throws on the request path; a request that can never fit is the
 // server's job to refuse (maxModelLen <= pool size, see profiles.ts).
@@ -32,9 +34,20 @@ import { SeededRandom } from "./random.js";
 import { SimRequest, type RequestResult } from "./request.js";
 import { EngineStats } from "./stats.js";
 
+/** A discrete-event clock in simulated ms (virtual mode): the engine's only source of time. */
+export interface SimClock {
+  now(): number;
+  /** Runs `fn` after `delayMs` simulated ms (0: after what is already due now); returns a canceller. */
+  after(delayMs: number, fn: () => void): () => void;
+  /** Unix ms of simulated time 0 (for wall-time labels such as vllm:lora_requests_info). */
+  readonly epochMs: number;
+}
+
 export interface EngineOptions {
   profile: SimProfile;
-  mode?: "realtime" | "manual";
+  mode?: "realtime" | "manual" | "virtual";
+  /** Required in virtual mode. */
+  clock?: SimClock;
   /** Simulated ms per wall ms in realtime mode (default 1). */
   timeScale?: number;
   seed?: number;
@@ -96,8 +109,9 @@ export interface EngineEvents {
 
 export class SimEngine extends EventEmitter<EngineEvents> {
   readonly profile: SimProfile;
-  readonly mode: "realtime" | "manual";
+  readonly mode: "realtime" | "manual" | "virtual";
   readonly timeScale: number;
+  private readonly clock: SimClock | null;
   readonly maxLoras: number;
   readonly pool: KvBlockPool;
   readonly stats = new EngineStats();
@@ -111,15 +125,19 @@ export class SimEngine extends EventEmitter<EngineEvents> {
   private cursorMs = 0;
   private readonly wallOrigin = performance.now();
   private stepInFlight = false;
-  private timer: NodeJS.Timeout | NodeJS.Immediate | null = null;
+  /** Cancels the pending realtime/virtual timer. */
+  private timer: (() => void) | null = null;
   private closed = false;
   private loraKey = "";
-  private loraChangedAtSec = Date.now() / 1000;
+  private loraChangedAtSec: number;
 
   constructor(options: EngineOptions) {
     super();
     this.profile = options.profile;
     this.mode = options.mode ?? "realtime";
+    this.clock = options.clock ?? null;
+    if (this.mode === "virtual" && !this.clock) throw new Error("SimEngine: virtual mode needs a clock");
+    this.loraChangedAtSec = this.wallNowMs() / 1000;
     this.timeScale = options.timeScale ?? 1;
     this.seed = options.seed ?? 1;
     this.rng = new SeededRandom(this.seed);
@@ -130,7 +148,13 @@ export class SimEngine extends EventEmitter<EngineEvents> {
   /** Current simulated time in ms. */
   now(): number {
     if (this.mode === "manual") return this.cursorMs;
+    if (this.clock) return this.clock.now();
     return (performance.now() - this.wallOrigin) * this.timeScale;
+  }
+
+  /** Unix ms: the wall clock, or the virtual clock's epoch + simulated time. */
+  private wallNowMs(): number {
+    return this.clock ? this.clock.epochMs + this.clock.now() : Date.now();
   }
 
   submit(spec: SubmitSpec): SimRequest {
@@ -213,7 +237,7 @@ export class SimEngine extends EventEmitter<EngineEvents> {
 
   /** How far (simulated ms) the realtime cursor is behind the wall: > 0 means the host is late. */
   lagMs(): number {
-    return this.mode === "realtime" && this.stepInFlight ? Math.max(0, this.now() - this.cursorMs) : 0;
+    return this.mode !== "manual" && this.stepInFlight ? Math.max(0, this.now() - this.cursorMs) : 0;
   }
 
   /** Stops timers and aborts every request. */
@@ -226,10 +250,25 @@ export class SimEngine extends EventEmitter<EngineEvents> {
   // ---- realtime loop -----------------------------------------------------------------------
 
   private kick(): void {
-    if (this.mode !== "realtime" || this.stepInFlight || this.closed) return;
+    if (this.mode === "manual" || this.stepInFlight || this.closed) return;
     // Deferred so requests arriving in the same tick share the first step; replaces an idle wait.
     this.clearTimer();
-    this.timer = setImmediate(() => this.runRealtime());
+    this.timer = this.later(0, () => this.runRealtime());
+  }
+
+  /**
+   * Runs `fn` after `simMs`: on the virtual clock exactly; on the wall, setTimeout (which rounds
+   * below 1 ms up to 1 ms) or, for late or tiny delays, setImmediate.
+   */
+  private later(simMs: number, fn: () => void): () => void {
+    if (this.clock) return this.clock.after(Math.max(0, simMs), fn);
+    const wallMs = simMs / this.timeScale;
+    if (wallMs >= 1) {
+      const t = setTimeout(fn, wallMs);
+      return () => clearTimeout(t);
+    }
+    const i = setImmediate(fn);
+    return () => clearImmediate(i);
   }
 
   private runRealtime(): void {
@@ -237,10 +276,10 @@ export class SimEngine extends EventEmitter<EngineEvents> {
     if (this.closed) return;
     const startMs = this.nextStepStart();
     if (startMs === null) return; // idle until the next submit
-    const aheadWallMs = (startMs - this.now()) / this.timeScale;
-    if (aheadWallMs >= 1) {
-      // Only future arrivals: wait for the wall to reach the first one.
-      this.timer = setTimeout(() => this.runRealtime(), aheadWallMs);
+    const aheadMs = startMs - this.now();
+    // Only future arrivals: wait for the clock to reach the first one (the wall: within 1 ms).
+    if (this.clock ? aheadMs > 0 : aheadMs / this.timeScale >= 1) {
+      this.timer = this.later(aheadMs, () => this.runRealtime());
       return;
     }
     const plan = this.planNextStep();
@@ -255,15 +294,12 @@ export class SimEngine extends EventEmitter<EngineEvents> {
       this.completeStep(plan, endMs);
       this.runRealtime();
     };
-    const delayWallMs = (endMs - this.now()) / this.timeScale;
-    // setTimeout rounds below 1 ms up to 1 ms; late or tiny steps chain through setImmediate.
-    this.timer = delayWallMs >= 1 ? setTimeout(finish, delayWallMs) : setImmediate(finish);
+    this.timer = this.later(endMs - this.now(), finish);
   }
 
   private clearTimer(): void {
     if (!this.timer) return;
-    clearTimeout(this.timer as NodeJS.Timeout);
-    clearImmediate(this.timer as NodeJS.Immediate);
+    this.timer();
     this.timer = null;
   }
 
@@ -509,7 +545,7 @@ export class SimEngine extends EventEmitter<EngineEvents> {
     const key = this.lorasOf(this.running).join(",") + "|" + this.lorasOf(this.waiting).join(",");
     if (key !== this.loraKey) {
       this.loraKey = key;
-      this.loraChangedAtSec = Date.now() / 1000;
+      this.loraChangedAtSec = this.wallNowMs() / 1000;
     }
   }
 

@@ -64,6 +64,28 @@ const QWEN3_32B_2XH100: SimProfile = {
   outputTokensSigma: 0.8,
 };
 
+/**
+ * Galileo's setting: servers that run ONE request at a time (no batching) and whose time grows with
+ * the input: prefill-dominated (~4k prompt tok/s, a large model on one A100 without batching;
+ * an 8k-token input takes ~2 s, a 500-token one ~0.2 s with 16 output tokens).
+ */
+const A100_UNBATCHED: SimProfile = {
+  name: "a100-unbatched",
+  modelName: "sim-a100-unbatched",
+  blockSize: 16,
+  numGpuBlocks: 4096, // 64k tokens: never the limit with one request at a time
+  maxNumSeqs: 1,
+  maxNumBatchedTokens: 16_384, // a whole prompt in one step
+  maxModelLen: 32_768,
+  stepBaseMs: 7,
+  prefillMsPerToken: 0.25,
+  decodeMsPerSeq: 0,
+  apiOverheadMs: [5, 15],
+  jitter: 0.07,
+  meanOutputTokens: 16,
+  outputTokensSigma: 0.5,
+};
+
 /** Small and fast, for tests: 8 seqs, 256-token steps, 8k-token pool, ~1-6 ms steps. */
 const TINY: SimProfile = {
   name: "tiny",
@@ -86,6 +108,7 @@ export const PROFILES: Readonly<Record<string, SimProfile>> = {
   [LLAMA_8B_H100.name]: LLAMA_8B_H100,
   [QWEN3_32B_2XH100.name]: QWEN3_32B_2XH100,
   [TINY.name]: TINY,
+  [A100_UNBATCHED.name]: A100_UNBATCHED,
 };
 
 /** A profile by name (or as given) with overrides applied; maxModelLen is clamped to the pool. */

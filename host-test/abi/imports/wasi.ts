@@ -58,7 +58,9 @@ export function wasiImports(vm: WasmVm): ImportTable {
     },
     random_get(ptr: number, len: number) {
       const b = Buffer.alloc(len >>> 0);
-      randomFillSync(b);
+      const source = vm.host.backend.random;
+      if (source) source.call(vm.host.backend, b);
+      else randomFillSync(b);
       return mem.write(ptr, b) ? ESUCCESS : EFAULT;
     },
     sched_yield: () => ESUCCESS,

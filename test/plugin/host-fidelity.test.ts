@@ -15,7 +15,7 @@ beforeAll(async () => { redis = suite.server; higress = await buildGuest("higres
 const prefixConfig = { lb_policy: "prefix_cache", lb_config: { serviceFQDN: "redis.static", servicePort: 6379 } };
 const body = JSON.stringify({ model: "m", messages: [{ role: "system", content: "s".repeat(50_000) }, { role: "user", content: "the last words" }] });
 
-/** The prefix keys (`...:p:m:<sha1>`) of the first Redis query the plugin sends for `body` cut into `parts` chunks. */
+/** The prefix keys (`...:p:<model tag>:<sha1>`) of the first Redis query the plugin sends for `body` cut into `parts` chunks. */
 async function firstQuery(bodyView: "1.32" | "pre-1.32", parts: number): Promise<string> {
   const h = await TestHost.create({ wasm: WASM, configuration: prefixConfig, clusters: { [CLUSTER]: hosts(3) }, profile: { bodyView } });
   const s = h.stream({ method: "POST", path: "/v1/chat/completions", cluster: CLUSTER, route: "llm", headers: { "content-type": "application/json" } });
@@ -24,7 +24,7 @@ async function firstQuery(bodyView: "1.32" | "pre-1.32", parts: number): Promise
   for (let at = 0; at < body.length; at += step) s.sendRequestBody(body.slice(at, at + step), at + step >= body.length);
   expect(s.localResponse).toBeNull();
   expect(h.redisCalls).toHaveLength(1);
-  return (h.redisCalls[0].text.match(/:p:m:[0-9A-F]{40}/g) ?? []).join(" ");
+  return (h.redisCalls[0].text.match(/:p:[0-9a-f]{16}:[0-9A-F]{40}/g) ?? []).join(" ");
 }
 
 describe("body views", () => {

@@ -98,10 +98,13 @@ describe("Redis trouble", () => {
     expect(picks(h, "global_least_request", "local_fallback")).toBe(3);
     expect(picks(h, "global_least_request", "least_request")).toBe(0);
     expect(h.metric("llmlb_redis_failures_total", { kind: "network" })).toBe(2);
-    h.advance(5001);
-    postChat(h); // the half-open probe
-    h.redisCalls[0].reply("*4\r\n$2\r\nOK\r\n$13\r\n10.0.0.1:8000\r\n$1\r\n0\r\n$0\r\n\r\n");
-    expect(gauge()).toBe(0);
+    h.advance(5001); // ticks: a TIME probe goes out past the open breaker
+    const probes = h.redisCalls.filter((c) => c.text.includes("TIME"));
+    expect(probes.length).toBe(1);
+    probes[0].reply("*2\r\n$10\r\n1795000000\r\n$6\r\n250000\r\n");
+    expect(gauge()).toBe(0); // Redis answers again: the breaker closed
+    postChat(h);
+    h.redisCalls.filter((c) => c.text.includes("EVALSHA"))[0].reply("*4\r\n$2\r\nOK\r\n$13\r\n10.0.0.1:8000\r\n$1\r\n0\r\n$0\r\n\r\n");
     expect(picks(h, "global_least_request", "least_request")).toBe(1);
   });
 

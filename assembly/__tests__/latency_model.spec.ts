@@ -1,6 +1,6 @@
 // predicted_latency's model: the stats fold (same numbers as lua/model.lua), the ridge solve,
 // recovery of known coefficients, adaptation after a slowdown, and the fleet prior for cold hosts.
-import { emptyStats, foldObservation, parseStats, solve, predict, fitHosts, ttftFeatures, tpotFeatures, TTFT_K, TPOT_K, statsLength } from "../policy/predicted_latency/model";
+import { clipObservation, emptyStats, foldObservation, parseStats, solve, predict, fitHosts, ttftFeatures, tpotFeatures, TTFT_K, TPOT_K, statsLength } from "../policy/predicted_latency/model";
 import { Xorshift } from "../util/prng";
 
 /** Observations of y = 20 + 50 u + 8 q (TTFT ms) with +-noise, u in thousands of tokens. */
@@ -111,5 +111,14 @@ describe("fitHosts: heterogeneous hosts and the fleet prior", () => {
   it("predicts NaN when the whole fleet observed nothing", () => {
     const models = fitHosts([emptyStats(TTFT_K)], [emptyStats(TPOT_K)], 2.0);
     expect(models[0].predictTtft(100, 1)).toBeNaN();
+  });
+});
+
+describe("clipObservation", () => {
+  it("caps an outlier at 3x the prediction, passes it through without one", () => {
+    expect(clipObservation(500, 20)).toBe(60);
+    expect(clipObservation(30, 20)).toBe(30);
+    expect(clipObservation(500, NaN)).toBe(500);
+    expect(clipObservation(500, 0)).toBe(500);
   });
 });

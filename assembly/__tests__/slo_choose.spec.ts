@@ -1,6 +1,7 @@
-// predicted_latency's choice by headroom: best fit / most headroom, shedding sheddable requests
-// no host can serve in time, the least late otherwise, the load gate, exploration, ties.
+// predicted_latency's choice by headroom (best fit / most headroom, shedding sheddable requests
+// no host can serve in time, the least late otherwise, load gate, exploration, ties) and its response tally.
 import { chooseBySlo, Draws, headroomOf, NO_MODEL, SHED } from "../policy/predicted_latency/choose";
+import { ResponseTally } from "../policy/predicted_latency/response_scan";
 
 const ALL3: bool[] = [true, true, true];
 const NO_EXPLORE = new Draws(0.99, 0);
@@ -55,5 +56,32 @@ describe("chooseBySlo", () => {
     expect(seen[0]).toBe(3);
     expect(seen[1]).toBe(3);
     expect(chooseBySlo([NaN, NaN, NaN], [NaN, NaN, NaN], ALL3, 100, 0, true, 0, false, 0, NO_EXPLORE).index).toBe(NO_MODEL);
+  });
+});
+
+function bytes(s: string): Uint8Array {
+  return Uint8Array.wrap(String.UTF8.encode(s));
+}
+
+describe("ResponseTally", () => {
+  it("counts SSE events across chunks and reads the usage of the stream", () => {
+    const t = new ResponseTally();
+    t.scan(bytes("data: {\"choices\":[{\"text\":\"a\"}]}\n\nda"));
+    t.scan(bytes("ta: {\"choices\":[{\"text\":\"b\"}]}\n\n"));
+    t.scan(bytes("data: {\"choices\":[{\"text\":\"c\"}]}\n\ndata: [DONE]\n\n"));
+    expect(t.events).toBe(3);
+    const s = new ResponseTally();
+    s.scan(bytes("data: {\"choices\":[{\"text\":\"a\"}]}\n\n"));
+    s.scan(bytes("data: {\"choices\":[{\"text\":\"b\"}]}\n\ndata: [DONE]\n\n"));
+    expect(s.events).toBe(3);
+    expect(s.tokens()).toBe(2);
+    s.scan(bytes("data: {\"usage\":{\"prompt_tokens\":9,\"completion_tokens\": 17,\"total_tokens\":26}}\n\n"));
+    expect(s.tokens()).toBe(17);
+  });
+  it("reads completion_tokens of a JSON body and ignores a data: inside a line", () => {
+    const t = new ResponseTally();
+    t.scan(bytes("{\"text\":\"x data: y\",\"usage\":{\"completion_tokens\":42}}"));
+    expect(t.events).toBe(0);
+    expect(t.tokens()).toBe(42);
   });
 });

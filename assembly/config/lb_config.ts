@@ -7,6 +7,7 @@ import { JsonValue } from "../json/value";
 import { ConfigErrors, ConfigReader } from "./reader";
 import { PrefixSettings, parsePrefixSettings, PREFIX_KEYS } from "./prefix_settings";
 import { MetricsSettings, parseMetricsSettings, METRICS_KEYS } from "./metrics_settings";
+import { SloSettings, parseSloSettings, SLO_KEYS } from "./slo_settings";
 
 export const POLICY_NONE = "none";
 export const POLICY_GLOBAL_LEAST_REQUEST = "global_least_request";
@@ -14,9 +15,10 @@ export const POLICY_PREFIX_CACHE = "prefix_cache";
 export const POLICY_ENDPOINT_METRICS = "endpoint_metrics";
 export const POLICY_CLUSTER_METRICS = "cluster_metrics";
 export const POLICY_HEADER = "header";
+export const POLICY_PREDICTED_LATENCY = "predicted_latency";
 
 const POLICIES: string[] = [POLICY_GLOBAL_LEAST_REQUEST, POLICY_PREFIX_CACHE, POLICY_ENDPOINT_METRICS,
-  "least_busy", "metrics_based", POLICY_CLUSTER_METRICS, POLICY_HEADER];
+  "least_busy", "metrics_based", POLICY_CLUSTER_METRICS, POLICY_HEADER, POLICY_PREDICTED_LATENCY];
 
 export class RedisSettings {
   /** Envoy cluster name: outbound|<port>||<fqdn>[?db=N]. */
@@ -64,6 +66,7 @@ export class LbConfig {
   endpointHeader: string = "x-llmlb-endpoint";
   prefix: PrefixSettings = new PrefixSettings();
   metrics: MetricsSettings = new MetricsSettings();
+  slo: SloSettings = new SloSettings();
 
   usesRedis(): bool { return this.redis !== null; }
 }
@@ -113,7 +116,7 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
     r.rejectUnknown(CLUSTER_METRICS_KEYS);
     return c; // accepted for migration; see README (the route keeps its own load balancing)
   }
-  r.rejectUnknown(COMMON_KEYS.concat(PREFIX_KEYS).concat(METRICS_KEYS));
+  r.rejectUnknown(COMMON_KEYS.concat(PREFIX_KEYS).concat(METRICS_KEYS).concat(SLO_KEYS));
   c.redis = parseRedis(r, policy);
   c.keyPrefix = r.str("keyPrefix", c.keyPrefix);
   c.keyScope = r.choice("keyScope", "route_cluster", ["route_cluster", "cluster"]);
@@ -142,5 +145,6 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
   c.endpointHeader = r.str("header", c.endpointHeader).toLowerCase();
   c.prefix = parsePrefixSettings(r);
   c.metrics = parseMetricsSettings(r);
+  c.slo = parseSloSettings(r);
   return c;
 }

@@ -42,8 +42,6 @@ export class LbStream extends Context {
   /** The request record policies see; set once a rule with a policy matched. */
   req: LbRequest | null = null;
   responseStatus: i32 = 0;
-  /** When the pick was applied (ms), for time-to-first-byte observations. */
-  private pickedAtMs: f64 = 0;
   private phase: Phase = Phase.Idle;
   private held: bool = false;
   private ended: bool = false;
@@ -151,7 +149,7 @@ export class LbStream extends Context {
       host.setProperty(["clear_route_cache"], "off");
       host.replaceHeader(host.MapType.RequestHeaders, cfg.destinationHeader, h);
     }
-    this.pickedAtMs = host.nowMillis();
+    r.pickedAtMs = host.nowMillis();
     const st = host.setUpstreamOverrideHost(h);
     if (st != host.Status.Ok) {
       this.plugin.stats.overrideRefusedOne();
@@ -228,7 +226,7 @@ export class LbStream extends Context {
     if (s !== null) this.responseStatus = I32.parseInt(s);
     const r = this.req;
     if (r === null) return FilterHeadersStatusValues.Continue;
-    if (r.pickedHost.length > 0 && this.pickedAtMs > 0) this.plugin.onFirstByte(r.pickedHost, host.nowMillis() - this.pickedAtMs);
+    if (r.pickedHost.length > 0 && r.pickedAtMs > 0) this.plugin.onFirstByte(r.pickedHost, host.nowMillis() - r.pickedAtMs);
     const cfg = r.cfg;
     if (cfg.debugHeader.length > 0 && r.pickedHost.length > 0) {
       host.replaceHeader(host.MapType.ResponseHeaders, cfg.debugHeader,
@@ -236,6 +234,16 @@ export class LbStream extends Context {
     }
     this.policy!.onResponseHeaders(r, this.responseStatus);
     return FilterHeadersStatusValues.Continue;
+  }
+
+  onResponseBody(size: usize, endOfStream: bool): FilterDataStatusValues {
+    const r = this.req;
+    const policy = this.policy;
+    if (r !== null && policy !== null && policy.wantsResponseBody()) {
+      const bytes = size > 0 ? host.getBufferBytes(host.BufferType.ResponseBody, 0, <u32>size) : null;
+      policy.onResponseBody(r, bytes === null ? new Uint8Array(0) : Uint8Array.wrap(bytes), endOfStream);
+    }
+    return FilterDataStatusValues.Continue;
   }
 
   /** 5xx from the upstream or from Envoy (connect failure, reset, timeout) counts as failed. */

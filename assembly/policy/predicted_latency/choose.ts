@@ -3,7 +3,8 @@
 // the hosts with headroom >= 0 can meet it: best fit (least headroom: keeps the roomiest hosts for
 // tight requests, llm-d's default) or most headroom; with probability `explore`, a random one of
 // them. None can: a sheddable request is shed, any other goes to the most headroom (the least
-// late). Without an SLO: the lowest ttft + tpot x expected output tokens.
+// late). Without an SLO: the lowest ttft + tpot x expected output tokens (or, with probability
+// `explore`, any host: a host that looks slow is still observed, so its recovery is learned).
 // Hosts the load gate excludes (eligible false) are never chosen; predictions NaN (nothing
 // learned) make the choice fall back (index NO_MODEL). Near-equal scores break ties at random.
 
@@ -51,6 +52,7 @@ export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft:
   if (known.length == 0) return new Choice(NO_MODEL, "no_model");
   const hasSlo = sloTtft > 0 || sloTpot > 0;
   if (!hasSlo) {
+    if (explore > 0 && d.explore < explore) return new Choice(known[<i32>(d.pick % <u32>known.length)], "explore");
     const score = new Array<f64>(n).fill(Infinity);
     for (let j = 0; j < known.length; j++) { const i = known[j]; score[i] = ttft[i] + tpot[i] * expectedTokens; }
     return new Choice(extreme(known, score, false, d.pick), "lowest_latency");

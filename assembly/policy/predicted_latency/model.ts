@@ -108,6 +108,20 @@ export function predict(theta: f64[] | null, x: f64[]): f64 {
   return max(v, 0.0);
 }
 
+/** Highest multiple of the prediction an observation may count for (outlier clip). */
+export const CLIP_FACTOR: f64 = 3.0;
+
+/**
+ * An observation clipped to CLIP_FACTOR x the current prediction (when there is one): a single
+ * outlier (a cold connection, a stalled step) would otherwise make a host look slow, and a host
+ * that looks slow is picked less, so its model would be slow to recover. A real slowdown still
+ * gets through: each observation moves the model up to 3x, and the next ones follow.
+ */
+export function clipObservation(y: f64, predicted: f64): f64 {
+  if (!(predicted > 0)) return y;
+  return min(y, predicted * CLIP_FACTOR);
+}
+
 /** TTFT features: intercept, uncached prompt tokens (thousands), requests in flight on the host. */
 export const TTFT_K: i32 = 3;
 export function ttftFeatures(uncachedTokens: f64, inflight: f64): f64[] {

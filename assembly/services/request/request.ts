@@ -50,6 +50,8 @@ export class LbRequest {
   pickedHost: string = "";
   reason: string = "";
   load: string = "";
+  /** When the pick was applied to the stream (ms; 0: not yet), for latency observations. */
+  pickedAtMs: f64 = 0;
   private cands: CandidateSet | null = null;
 
   constructor(cfg: LbConfig, public port: StreamPort, private source: CandidateSource) {

@@ -5,7 +5,7 @@ import type { Redis } from "ioredis";
 import { bundleLuaScripts } from "../../scripts/lua-bundle.mjs";
 
 export const SCRIPTS = bundleLuaScripts();
-export type ScriptName = "acquire" | "release" | "renew" | "reconcile" | "inspect" | "prefix_write" | "model";
+export type ScriptName = "acquire" | "release" | "renew" | "reconcile" | "inspect" | "prefix_write" | "model" | "queue";
 
 /** EVALSHA, falling back to EVAL when the server does not know the script yet. */
 export async function runScript(redis: Redis, name: ScriptName, keys: string[], args: Array<string | number>): Promise<unknown> {

@@ -8,6 +8,7 @@ import { ConfigErrors, ConfigReader } from "./reader";
 import { PrefixSettings, parsePrefixSettings, PREFIX_KEYS } from "./prefix_settings";
 import { MetricsSettings, parseMetricsSettings, METRICS_KEYS } from "./metrics_settings";
 import { SloSettings, parseSloSettings, SLO_KEYS } from "./slo_settings";
+import { QueueSettings, parseQueueSettings, QUEUE_KEYS } from "./queue_settings";
 
 export const POLICY_NONE = "none";
 export const POLICY_GLOBAL_LEAST_REQUEST = "global_least_request";
@@ -67,6 +68,7 @@ export class LbConfig {
   prefix: PrefixSettings = new PrefixSettings();
   metrics: MetricsSettings = new MetricsSettings();
   slo: SloSettings = new SloSettings();
+  queue: QueueSettings = new QueueSettings();
 
   usesRedis(): bool { return this.redis !== null; }
 }
@@ -116,7 +118,7 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
     r.rejectUnknown(CLUSTER_METRICS_KEYS);
     return c; // accepted for migration; see README (the route keeps its own load balancing)
   }
-  r.rejectUnknown(COMMON_KEYS.concat(PREFIX_KEYS).concat(METRICS_KEYS).concat(SLO_KEYS));
+  r.rejectUnknown(COMMON_KEYS.concat(PREFIX_KEYS).concat(METRICS_KEYS).concat(SLO_KEYS).concat(QUEUE_KEYS));
   c.redis = parseRedis(r, policy);
   c.keyPrefix = r.str("keyPrefix", c.keyPrefix);
   c.keyScope = r.choice("keyScope", "route_cluster", ["route_cluster", "cluster"]);
@@ -146,5 +148,6 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
   c.prefix = parsePrefixSettings(r);
   c.metrics = parseMetricsSettings(r);
   c.slo = parseSloSettings(r);
+  c.queue = parseQueueSettings(r);
   return c;
 }

@@ -32,6 +32,7 @@ class Port extends StreamPort {
   resumeWith(h: string, reason: string, load: string): void { this.s.resumeWith(h, reason, load); }
   resumePass(): void { this.s.resumePass(); }
   resumeShed(load: string): void { this.s.resumeShed(load); }
+  admitted(): void { this.s.onAdmitted(); }
   shed(load: string): void { this.s.shed(load); }
 }
 
@@ -115,6 +116,14 @@ export class LbStream extends Context {
     if (body !== null && !body.truncated) r.cost = costOf(cfg, body, <i64>body.length);
     r.limit = limitFor(cfg, r.priority);
     this.phase = Phase.Deciding;
+    // Gateway-side queueing (services/queue): take a pool slot first, or wait for one.
+    if (cfg.queue.capacity > 0 && r.pool !== null) {
+      const services = this.plugin.services;
+      if (services.queue.enter(r, services.accounting.newLeaseId() + "q") == Verdict.Pending) {
+        this.held = true;
+        return STOP;
+      }
+    }
     const v = this.policy!.decide(r);
     if (v == Verdict.Pending) {
       this.held = true;
@@ -179,6 +188,12 @@ export class LbStream extends Context {
     else if (v == Verdict.Pass) this.resumePass();
     else if (v == Verdict.Rejected) { this.phase = Phase.Decided; this.held = false; }
     // Pending: another callback (the lease) resumes the stream.
+  }
+
+  /** The admission queue let this request in (a Redis reply on the root): decide now. */
+  onAdmitted(): void {
+    if (!this.enter()) return;
+    this.finishAsync(this.policy!.decide(this.req!));
   }
 
   /** Async decision (from a Redis reply on the root context). */
@@ -264,6 +279,7 @@ export class LbStream extends Context {
     if (r === null) return;
     const lease = r.lease;
     if (lease !== null && !lease.released) this.plugin.services.accounting.release(lease, this.failed());
+    this.plugin.services.queue.leave(r);
     this.policy!.onStreamDone(r);
   }
 

@@ -28,6 +28,8 @@ export abstract class StreamPort {
   abstract resumePass(): void;
   /** Async shed (429/503 with Retry-After). */
   abstract resumeShed(load: string): void;
+  /** The admission queue let the request in (from a root callback): run the policy now. */
+  abstract admitted(): void;
   /** Sync shed from decide() (the policy then returns Verdict.Rejected). */
   abstract shed(load: string): void;
 }

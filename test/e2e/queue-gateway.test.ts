@@ -57,9 +57,9 @@ describe("gateway-side queueing", () => {
   it("a saturated pool queues requests of both gateways and admits them in arrival order", async () => {
     // Warm both gateways (first requests load scripts), then take both slots.
     await Promise.all([send(0, 1), send(1, 1)]);
-    const long1 = send(0, 40);
+    const long1 = send(0, 150);
     await until([0, 1]);
-    const long2 = send(1, 90);
+    const long2 = send(1, 300);
     await until([0, 2]);
     const queued: Promise<Answer>[] = [];
     for (let i = 0; i < 4; i++) {

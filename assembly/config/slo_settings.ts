@@ -13,7 +13,7 @@ export class SloSettings {
   tpotMs: f64 = 0;
   ttftHeader: string = "x-slo-ttft-ms";
   tpotHeader: string = "x-slo-tpot-ms";
-  pick: string = SLO_PICK_BEST_FIT;
+  pick: string = SLO_PICK_MOST_HEADROOM;
   exploration: f64 = 0.01;
   /** Weight the model's old sums keep per observation (forgetting: ~1/(1-d) observations of memory). */
   decay: f64 = 0.995;
@@ -31,7 +31,7 @@ export function parseSloSettings(r: ConfigReader): SloSettings {
   s.tpotMs = r.num("sloTpotMs", 0, 0, 3600000);
   s.ttftHeader = r.str("sloTtftHeader", s.ttftHeader).toLowerCase();
   s.tpotHeader = r.str("sloTpotHeader", s.tpotHeader).toLowerCase();
-  s.pick = r.choice("sloPick", SLO_PICK_BEST_FIT, [SLO_PICK_BEST_FIT, SLO_PICK_MOST_HEADROOM]);
+  s.pick = r.choice("sloPick", SLO_PICK_MOST_HEADROOM, [SLO_PICK_BEST_FIT, SLO_PICK_MOST_HEADROOM]);
   s.exploration = r.num("sloExploration", 0.01, 0.0, 1.0);
   s.decay = r.num("modelDecay", 0.995, 0.5, 1.0);
   s.ridge = r.num("modelRidge", 2.0, 0.0, 1000000.0);

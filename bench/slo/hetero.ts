@@ -42,15 +42,15 @@ export function heteroJobs(rate: number, seconds: number, seed: number): Job[] {
 
 export interface HeteroRow {
   policy: string; requests: number; failed: number; attainment: number; goodput: number;
-  ttftP50: number; ttftP90: number; tpotP50: number; tpotP90: number; predErrP90: number | null;
+  ttftP50: number; ttftP90: number; tpotP50: number; tpotP90: number; predErrP90: number | null; predErrP50: number | null;
 }
 
 function meets(r: SloResult, j: Job): boolean {
   return r.status === 200 && r.ttftMs !== null && r.ttftMs <= j.slo.ttft && (r.tpotMs === null || r.tpotMs <= j.slo.tpot);
 }
 
-export async function runHetero(policy: PolicyName, rate: number, seconds: number, seed: number): Promise<HeteroRow> {
-  const topo = await startTopology(HETERO_TOPOLOGY, policy);
+export async function runHetero(policy: PolicyName, rate: number, seconds: number, seed: number, lbConfig?: Record<string, unknown>): Promise<HeteroRow> {
+  const topo = await startTopology(HETERO_TOPOLOGY, policy, lbConfig);
   try {
     for (let i = 0; i < topo.pods.length; i += 2) topo.pods[i].control.setSlowFactor(2);
     const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
@@ -63,7 +63,7 @@ export async function runHetero(policy: PolicyName, rate: number, seconds: numbe
       return Promise.all(list.map(async (j) => {
         const wait = j.at - (performance.now() - t0);
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        const body = { model: "sim", messages: [{ role: "user", content: j.prompt }], max_tokens: j.maxTokens, ignore_eos: true, stream: true };
+        const body = { messages: [{ role: "user", content: j.prompt }], max_tokens: j.maxTokens, ignore_eos: true, stream: true };
         return sloRequest(url, body, { "x-slo-ttft-ms": String(j.slo.ttft), "x-slo-tpot-ms": String(j.slo.tpot) }, agent, 60_000);
       }));
     };
@@ -82,7 +82,7 @@ export async function runHetero(policy: PolicyName, rate: number, seconds: numbe
     return {
       policy, requests: results.length, failed: results.length - ok.length, attainment: met / results.length,
       goodput: met / seconds, ttftP50: pct(ttfts, 0.5), ttftP90: pct(ttfts, 0.9), tpotP50: pct(tpots, 0.5), tpotP90: pct(tpots, 0.9),
-      predErrP90: errs.length > 0 ? pct(errs, 0.9) : null,
+      predErrP90: errs.length > 0 ? pct(errs, 0.9) : null, predErrP50: errs.length > 0 ? pct(errs, 0.5) : null,
     };
   } finally {
     await topo.close();
@@ -98,12 +98,14 @@ export async function heteroMain(args: string[]): Promise<void> {
   const rate = Number(arg(args, "--rate", "20"));
   const seconds = Number(arg(args, "--seconds", "30"));
   const policies = arg(args, "--policies", "predicted_latency,endpoint_metrics,prefix_cache").split(",") as PolicyName[];
-  console.log(`| policy | requests | failed | SLO attainment | goodput (req/s) | TTFT p50 / p90 (ms) | TPOT p50 / p90 (ms) | TTFT prediction error p90 |`);
+  // lb_config override for predicted_latency, e.g. --slo-config '{"sloPick":"most_headroom"}'.
+  const sloConfig = JSON.parse(arg(args, "--slo-config", "{}")) as Record<string, unknown>;
+  console.log(`| policy | requests | failed | SLO attainment | goodput (req/s) | TTFT p50 / p90 (ms) | TPOT p50 / p90 (ms) | TTFT prediction error p50 / p90 |`);
   console.log(`|---|---|---|---|---|---|---|---|`);
   for (const p of policies) {
-    const r = await runHetero(p, rate, seconds, 11);
+    const r = await runHetero(p, rate, seconds, 11, p === "predicted_latency" ? sloConfig : undefined);
     const f = (v: number) => v.toFixed(1);
-    console.log(`| ${r.policy} | ${r.requests} | ${r.failed} | ${(r.attainment * 100).toFixed(1)}% | ${r.goodput.toFixed(2)} | ${f(r.ttftP50)} / ${f(r.ttftP90)} | ${f(r.tpotP50)} / ${f(r.tpotP90)} | ${r.predErrP90 === null ? "-" : (r.predErrP90 * 100).toFixed(1) + "%"} |`);
+    console.log(`| ${r.policy} | ${r.requests} | ${r.failed} | ${(r.attainment * 100).toFixed(1)}% | ${r.goodput.toFixed(2)} | ${f(r.ttftP50)} / ${f(r.ttftP90)} | ${f(r.tpotP50)} / ${f(r.tpotP90)} | ${r.predErrP90 === null ? "-" : (r.predErrP50! * 100).toFixed(0) + "% / " + (r.predErrP90 * 100).toFixed(0) + "%"} |`);
   }
 }
 

@@ -15,7 +15,7 @@ beforeAll(async () => {
   stack = await startLocalStack({
     pods: 3, workers: 2, healthCheckMs: 200,
     fleet: { profile: "tiny", timeScale: 1, profileOverrides: { stepBaseMs: 8 } },
-    plugin: (port) => ({ lb_policy: "predicted_latency", lb_config: { ...redisLbConfig(port), debugHeader: "x-llmlb-debug", sloExploration: 0.3, modelRefreshMs: 100 } }),
+    plugin: (port) => ({ lb_policy: "predicted_latency", lb_config: { ...redisLbConfig(port), debugHeader: "x-llmlb-debug", sloPick: "best_fit", sloExploration: 0.3, modelRefreshMs: 100 } }),
   });
   stack.fleet.pods[0].control.setSlowFactor(6);
   slowPod = stack.fleet.pods[0].name;

@@ -20,6 +20,17 @@ export const QUEUE_SCRIPT = new LuaScript("queue", gen.QUEUE_SOURCE, gen.QUEUE_S
 
 const POLLS_PER_TICK = 256;
 
+/**
+ * How often a waiting entry is polled: every queuePollMs near the head; further back, about once
+ * per `capacity` requests ahead of it (slots free about that fast), but at least three times per
+ * queueEntryTtlMs so the entry stays alive. Bounds the Redis calls to O(capacity) per tick
+ * instead of O(waiting).
+ */
+export function pollInterval(ahead: i64, capacity: i64, pollMs: i64, entryTtlMs: i64): f64 {
+  const rounds = capacity > 0 ? ahead / capacity : 0;
+  return <f64>min(pollMs * max<i64>(1, rounds), entryTtlMs / 3);
+}
+
 export function queueKeys(pool: Pool): string[] {
   return [pool.ns + ":q", pool.ns + ":qhb", pool.ns + ":qt", pool.ns + ":adm"];
 }
@@ -35,6 +46,9 @@ class Entry {
   /** Counted as queued (Redis answered QUEUED at least once). */
   queued: bool = false;
   lastRenewMs: f64 = 0;
+  lastPollMs: f64 = 0;
+  /** Requests ahead of this one at the last answer. */
+  ahead: i64 = 0;
   constructor(public r: LbRequest, public pool: Pool, public id: string, public enqueuedMs: f64) {}
 }
 
@@ -108,6 +122,7 @@ export class AdmissionQueue {
     const status = ok && reply !== null && !reply.isError() && reply.items.length > 0 ? reply.items[0].str : "";
     if (!e.waiting) return;
     if (status == "QUEUED") {
+      e.ahead = reply!.items.length > 1 ? I64.parseInt(reply!.items[1].str) : 0;
       if (!e.queued) {
         e.queued = true;
         this.setWaiting(this.waitingCount + 1);
@@ -162,8 +177,9 @@ export class AdmissionQueue {
         r.port.resumeShed("queue_timeout");
         continue;
       }
-      if (e.polling || polls >= POLLS_PER_TICK) continue;
+      if (e.polling || polls >= POLLS_PER_TICK || now - e.lastPollMs < pollInterval(e.ahead, s.capacity, s.pollMs, s.entryTtlMs)) continue;
       polls++;
+      e.lastPollMs = now;
       e.polling = true;
       const args: string[] = ["poll", e.id, s.capacity.toString(), s.entryTtlMs.toString(), e.r.cfg.leaseTtlMs.toString()];
       if (!e.pool.redis.evalScript(QUEUE_SCRIPT, queueKeys(e.pool), args, new QueueReply(this, e), now)) e.polling = false;

@@ -91,15 +91,15 @@ describe("gateway-side queueing", () => {
   }, 20_000);
 
   it("entries of a gateway that stopped polling (crashed) expire and never take a slot", async () => {
-    const long = send(0, 60);
-    const long2 = send(1, 60);
-    await sleep(40);
+    const long = send(0, 150);
+    await until([0, 1]);
+    const long2 = send(1, 150);
+    await until([0, 2]);
     // A gateway enqueues two requests, then dies: it never polls again.
-    expect(await runScript(redis, "queue", QKEYS, ["enter", "dead-gw:1", 2, "t", 2, 400, 60000])).toEqual(["QUEUED", "0"]);
-    expect(await runScript(redis, "queue", QKEYS, ["enter", "dead-gw:2", 2, "t", 2, 400, 60000])).toEqual(["QUEUED", "1"]);
+    expect(await runScript(redis, "queue", QKEYS, ["enter", "dead-gw:1", 2, "t", 2, 800, 60000])).toEqual(["QUEUED", "0"]);
+    expect(await runScript(redis, "queue", QKEYS, ["enter", "dead-gw:2", 2, "t", 2, 800, 60000])).toEqual(["QUEUED", "1"]);
     const live = send(0, 3);
-    await sleep(100);
-    expect((await depth())[0]).toBe(3);
+    await until([3, 2]);
     const a = await live;
     expect(a.status).toBe(200);
     await Promise.all([long, long2]);

@@ -1,4 +1,4 @@
-// predicted_latency through the local gateway with real Redis and simulated pods, one of them 6x
+// predicted_latency through the local gateway with real Redis and simulated pods, one of them 10x
 // slower: the shared model learns each pod from the plugin's own observations (one hash in Redis,
 // written by both gateway VMs); an SLO header then changes the pick as the predictions say: a loose
 // TTFT SLO is packed onto the slow pod (best fit), a tight one goes to a fast pod, an impossible one
@@ -14,10 +14,10 @@ let redis: Redis;
 beforeAll(async () => {
   stack = await startLocalStack({
     pods: 3, workers: 2, healthCheckMs: 200,
-    fleet: { profile: "tiny", timeScale: 1, profileOverrides: { stepBaseMs: 8 } },
+    fleet: { profile: "tiny", timeScale: 1, profileOverrides: { stepBaseMs: 12 } },
     plugin: (port) => ({ lb_policy: "predicted_latency", lb_config: { ...redisLbConfig(port), debugHeader: "x-llmlb-debug", sloPick: "best_fit", sloExploration: 0.3, modelRefreshMs: 100 } }),
   });
-  stack.fleet.pods[0].control.setSlowFactor(6);
+  stack.fleet.pods[0].control.setSlowFactor(10);
   slowPod = stack.fleet.pods[0].name;
   redis = new Redis(stack.redis.url);
   // The simulator's first requests are slow (JIT): warm every pod directly, not through the plugin.

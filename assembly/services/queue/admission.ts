@@ -84,7 +84,14 @@ export class AdmissionQueue {
     return s;
   }
 
+  /** A new configuration: waiting requests go on with the route's own load balancing (their
+   *  Redis client is being replaced, a poll reply might never come). */
   reset(): void {
+    const all = this.entries.values();
+    for (let i = 0; i < all.length; i++) {
+      const e = all[i];
+      if (e.waiting && e.r.port.alive()) { e.waiting = false; e.r.port.resumePass(); }
+    }
     this.entries.clear();
     this.byRequest.clear();
     this.setWaiting(0);

@@ -7,7 +7,7 @@ import type { LbPolicy } from "../host-test/gateway/local-lb.js";
 
 export type PolicyName =
   | "round_robin" | "random" | "least_request" | "prefix_affinity"
-  | "global_least_request" | "global_least_tokens" | "global_least_bytes" | "prefix_cache" | "endpoint_metrics" | "metrics_prefix"
+  | "global_least_request" | "global_least_tokens" | "global_least_bytes" | "prefix_cache" | "endpoint_metrics" | "metrics_prefix" | "predicted_latency"
   | "omniscient" | "precise_prefix" | "direct_round_robin";
 
 export interface GatewayPolicy {
@@ -66,6 +66,10 @@ export const POLICIES: Readonly<Record<PolicyName, PolicySpec>> = {
   metrics_prefix: {
     kind: "gateway", description: "ours: endpoint metrics, weighted scorers incl. prefix affinity (EPP-style composition)", clusterLb: "round_robin",
     plugin: (port) => ({ lb_policy: "endpoint_metrics", lb_config: { ...redis(port), metricsSource: "health_check", scoring: "weighted" } }), needsRedis: true, metricsHealthCheck: true,
+  },
+  predicted_latency: {
+    kind: "gateway", description: "ours: SLO-aware routing from the online latency model (bench/slo/)", clusterLb: "round_robin",
+    plugin: (port) => ({ lb_policy: "predicted_latency", lb_config: { ...redis(port), debugHeader: "x-llmlb-debug" } }), needsRedis: true, metricsHealthCheck: false,
   },
   omniscient: { kind: "proxy", description: "omniscient central picker (true queues + prefix caches): the bound", picker: "omniscient" },
   precise_prefix: { kind: "proxy", description: "precise prefix central picker (EPP scorers prefix 3 / queue 2 / KV 2 on the engines' true caches)", picker: "precise_prefix" },

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { bundleLuaScripts } from "./lua-bundle.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const SCRIPTS = ["acquire", "release", "renew", "reconcile", "inspect", "prefix", "charge", "prefix_write"];
+import { LUA_ENTRY_SCRIPTS as SCRIPTS } from "./lua-bundle.mjs";
 
 function writeIfChanged(path, text) {
   if (existsSync(path) && readFileSync(path, "utf8") === text) return;

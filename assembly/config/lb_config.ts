@@ -10,6 +10,8 @@ import { MetricsSettings, parseMetricsSettings, METRICS_KEYS } from "./metrics_s
 import { checkClusterPolicy, isClusterPolicy, POLICY_CLUSTER_HASH, POLICY_CLUSTER_METRICS } from "./cluster_settings";
 import { checkKeys, HIGRESS_FOREIGN_KEYS } from "./higress_keys";
 import { isKeyPrefix } from "./text_checks";
+import { SloSettings, parseSloSettings, SLO_KEYS } from "./slo_settings";
+import { QueueSettings, parseQueueSettings, QUEUE_KEYS } from "./queue_settings";
 
 
 export const POLICY_NONE = "none";
@@ -17,9 +19,10 @@ export const POLICY_GLOBAL_LEAST_REQUEST = "global_least_request";
 export const POLICY_PREFIX_CACHE = "prefix_cache";
 export const POLICY_ENDPOINT_METRICS = "endpoint_metrics";
 export const POLICY_HEADER = "header";
+export const POLICY_PREDICTED_LATENCY = "predicted_latency";
 
 const POLICIES: string[] = [POLICY_GLOBAL_LEAST_REQUEST, POLICY_PREFIX_CACHE, POLICY_ENDPOINT_METRICS,
-  "least_busy", "metrics_based", POLICY_CLUSTER_METRICS, POLICY_CLUSTER_HASH, POLICY_HEADER];
+  "least_busy", "metrics_based", POLICY_CLUSTER_METRICS, POLICY_CLUSTER_HASH, POLICY_HEADER, POLICY_PREDICTED_LATENCY];
 
 export class RedisSettings {
   /** Envoy cluster name: outbound|<port>||<fqdn>[?db=N]. */
@@ -67,6 +70,8 @@ export class LbConfig {
   endpointHeader: string = "x-llmlb-endpoint";
   prefix: PrefixSettings = new PrefixSettings();
   metrics: MetricsSettings = new MetricsSettings();
+  slo: SloSettings = new SloSettings();
+  queue: QueueSettings = new QueueSettings();
 
   usesRedis(): bool { return this.redis !== null; }
 }
@@ -132,7 +137,7 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
     checkClusterPolicy(r, policy, top.key("lb_policy"));
     return c; // accepted for migration; see README (the route keeps its own load balancing)
   }
-  const ours = COMMON_KEYS.concat(PREFIX_KEYS).concat(METRICS_KEYS);
+  const ours = COMMON_KEYS.concat(PREFIX_KEYS).concat(METRICS_KEYS).concat(SLO_KEYS).concat(QUEUE_KEYS);
   checkKeys(r, ours, HIGRESS_FOREIGN_KEYS, "not used by lb_policy " + policy);
   c.redis = parseRedis(r, policy);
   c.keyPrefix = r.str("keyPrefix", c.keyPrefix);
@@ -167,5 +172,7 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
   c.endpointHeader = r.headerName("header", c.endpointHeader, false);
   c.prefix = parsePrefixSettings(r);
   c.metrics = parseMetricsSettings(r);
+  c.slo = parseSloSettings(r);
+  c.queue = parseQueueSettings(r);
   return c;
 }

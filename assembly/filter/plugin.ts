@@ -43,17 +43,20 @@ export class Plugin {
     this.policies.clear();
     this.services.reset();
     let needTick = false;
+    let queuePollMs: i64 = 0;
     const all = cfg.all();
     for (let i = 0; i < all.length; i++) {
       const c = all[i];
       const p = makePolicy(c, this.services);
       if (p !== null) { this.policies.set(changetype<usize>(c), p); this.stats.definePolicy(c.policy); }
       if (c.usesRedis()) { this.clientFor(c); needTick = true; }
+      if (c.usesRedis() && c.queue.capacity > 0) queuePollMs = queuePollMs == 0 ? c.queue.pollMs : min(queuePollMs, c.queue.pollMs);
       this.services.candidates.addStatic(c);
     }
     let tickMs: i64 = needTick ? <i64>TICK_MS : 0;
     const mr = this.services.metricsRuntimeIfAny();
     if (mr !== null && mr.tickPeriodMs() > 0) tickMs = tickMs == 0 ? mr.tickPeriodMs() : min(tickMs, mr.tickPeriodMs());
+    if (queuePollMs > 0) tickMs = min(tickMs, queuePollMs);
     return tickMs;
   }
 
@@ -96,6 +99,7 @@ export class Plugin {
     for (let i = 0; i < pools.length; i++) this.services.accounting.tick(pools[i], now);
     const mr = this.services.metricsRuntimeIfAny();
     if (mr !== null) mr.onTick(now);
+    this.services.queue.tick(now);
   }
 
   /** An http-call answer for endpoint_metrics' scraper; false when the token is not ours. */

@@ -37,6 +37,7 @@ class Port extends StreamPort {
   resumeWith(h: string, reason: string, load: string): void { this.s.resumeWith(h, reason, load); }
   resumePass(): void { this.s.resumePass(); }
   resumeShed(load: string): void { this.s.resumeShed(load); }
+  admitted(): void { this.s.onAdmitted(); }
   shed(load: string): void { this.s.shed(load); }
 }
 
@@ -47,8 +48,6 @@ export class LbStream extends Context {
   /** The request record policies see; set once a rule with a policy matched. */
   req: LbRequest | null = null;
   responseStatus: i32 = 0;
-  /** When the pick was applied (ms), for time-to-first-byte observations. */
-  private pickedAtMs: f64 = 0;
   private phase: Phase = Phase.Idle;
   private held: bool = false;
   private ended: bool = false;
@@ -135,6 +134,14 @@ export class LbStream extends Context {
     if (body !== null && !body.truncated) r.cost = costOf(cfg, body, <i64>body.length);
     r.limit = limitFor(cfg, r.priority);
     this.phase = Phase.Deciding;
+    // Gateway-side queueing (services/queue): take a pool slot first, or wait for one.
+    if (cfg.queue.capacity > 0 && r.pool !== null) {
+      const services = this.plugin.services;
+      if (services.queue.enter(r, services.accounting.newLeaseId() + "q") == Verdict.Pending) {
+        this.held = true;
+        return STOP;
+      }
+    }
     const v = this.policy!.decide(r);
     if (v == Verdict.Pending) {
       this.held = true;
@@ -169,7 +176,7 @@ export class LbStream extends Context {
       host.setProperty(["clear_route_cache"], "off");
       host.replaceHeader(host.MapType.RequestHeaders, cfg.destinationHeader, h);
     }
-    this.pickedAtMs = host.nowMillis();
+    r.pickedAtMs = host.nowMillis();
     this.plugin.stats.picked(cfg.policy, r.reason);
     const st = host.setUpstreamOverrideHost(h);
     if (st != host.Status.Ok) {
@@ -200,6 +207,12 @@ export class LbStream extends Context {
     else if (v == Verdict.Pass) this.resumePass();
     else if (v == Verdict.Rejected) { this.phase = Phase.Decided; this.held = false; }
     // Pending: another callback (the lease) resumes the stream.
+  }
+
+  /** The admission queue let this request in (a Redis reply on the root): decide now. */
+  onAdmitted(): void {
+    if (!this.enter()) return;
+    this.finishAsync(this.policy!.decide(this.req!));
   }
 
   /** Async decision (from a Redis reply on the root context). */
@@ -247,7 +260,7 @@ export class LbStream extends Context {
     if (s !== null) this.responseStatus = I32.parseInt(s);
     const r = this.req;
     if (r === null) return FilterHeadersStatusValues.Continue;
-    if (r.pickedHost.length > 0 && this.pickedAtMs > 0) this.plugin.onFirstByte(r.pickedHost, host.nowMillis() - this.pickedAtMs);
+    if (r.pickedHost.length > 0 && r.pickedAtMs > 0) this.plugin.onFirstByte(r.pickedHost, host.nowMillis() - r.pickedAtMs);
     const cfg = r.cfg;
     if (cfg.debugHeader.length > 0 && r.pickedHost.length > 0) {
       host.replaceHeader(host.MapType.ResponseHeaders, cfg.debugHeader,
@@ -255,6 +268,16 @@ export class LbStream extends Context {
     }
     this.policy!.onResponseHeaders(r, this.responseStatus);
     return FilterHeadersStatusValues.Continue;
+  }
+
+  onResponseBody(size: usize, endOfStream: bool): FilterDataStatusValues {
+    const r = this.req;
+    const policy = this.policy;
+    if (r !== null && policy !== null && policy.wantsResponseBody()) {
+      const bytes = size > 0 ? host.getBufferBytes(host.BufferType.ResponseBody, 0, <u32>size) : null;
+      policy.onResponseBody(r, bytes === null ? new Uint8Array(0) : Uint8Array.wrap(bytes), endOfStream);
+    }
+    return FilterDataStatusValues.Continue;
   }
 
   /** 5xx from the upstream or from Envoy (connect failure, reset, timeout) counts as failed. */
@@ -273,6 +296,7 @@ export class LbStream extends Context {
     if (r === null) return;
     const lease = r.lease;
     if (lease !== null && !lease.released) this.plugin.services.accounting.release(lease, this.failed());
+    this.plugin.services.queue.leave(r);
     this.policy!.onStreamDone(r);
   }
 

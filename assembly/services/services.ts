@@ -6,10 +6,13 @@ import { Accounting } from "./lease/accounting";
 import { CandidateSource } from "./candidates/source";
 import { MetricsRuntime } from "./metrics_view/runtime";
 import { Stats } from "./stats";
+import { AdmissionQueue } from "./queue/admission";
 import { Xorshift } from "../util/prng";
 
 export class Services {
   readonly candidates: CandidateSource = new CandidateSource();
+  /** Gateway-side queueing (queueCapacity > 0). */
+  readonly queue: AdmissionQueue = new AdmissionQueue();
   private metrics: MetricsRuntime | null = null;
 
   constructor(public rng: Xorshift, public stats: Stats, public accounting: Accounting) {}
@@ -17,6 +20,7 @@ export class Services {
   /** Drops what belonged to the previous configuration. */
   reset(): void {
     this.candidates.reset();
+    this.queue.reset();
     this.metrics = null;
     this.accounting.observer = null;
   }

@@ -5,11 +5,12 @@ import { calibrate, hashCost, luaPick, parseCost, pluginLatency, soakMemory } fr
 import { blog, galileo, galileoUnbatched, higress, photoroom } from "./seeds.js";
 import { smoke } from "./smoke.js";
 import { photoroom10x20, photoroom8x64 } from "./scale.js";
+import { sloBurst, sloHetero } from "./slo.js";
 import type { Scenario } from "./types.js";
 
 export const SCENARIOS: readonly Scenario[] = [
   smoke, llmd73, llmdCapacity, sharedPrefix, multiTurn, photoroom, photoroom10x20, photoroom8x64, galileo, galileoUnbatched, higress, blog, lowSharing, hotPrefix,
-  luaPick, hashCost, parseCost, pluginLatency, soakMemory, calibrate,
+  luaPick, hashCost, parseCost, pluginLatency, soakMemory, calibrate, sloHetero, sloBurst,
 ];
 
 export function findScenario(name: string): Scenario | undefined {

@@ -6,7 +6,7 @@ import { bundleLuaScripts } from "../../scripts/lua-bundle.mjs";
 
 // LLMLB_LUA_DIR: another lua/ directory (bench/lua-pick.ts measures an earlier commit's scripts with it).
 export const SCRIPTS = bundleLuaScripts(process.env.LLMLB_LUA_DIR || undefined);
-export type ScriptName = "acquire" | "release" | "renew" | "reconcile" | "inspect" | "prefix_write" | "charge" | "prefix";
+export type ScriptName = "acquire" | "release" | "renew" | "reconcile" | "inspect" | "prefix_write" | "charge" | "prefix" | "model" | "queue";
 
 /** EVALSHA, falling back to EVAL when the server does not know the script yet. */
 export async function runScript(redis: Redis, name: ScriptName, keys: string[], args: Array<string | number>): Promise<unknown> {

@@ -28,6 +28,8 @@ export abstract class StreamPort {
   abstract resumePass(): void;
   /** Async shed (429/503 with Retry-After). */
   abstract resumeShed(load: string): void;
+  /** The admission queue let the request in (from a root callback): run the policy now. */
+  abstract admitted(): void;
   /** Sync shed from decide() (the policy then returns Verdict.Rejected). */
   abstract shed(load: string): void;
 }
@@ -50,6 +52,8 @@ export class LbRequest {
   pickedHost: string = "";
   reason: string = "";
   load: string = "";
+  /** When the pick was applied to the stream (ms; 0: not yet), for latency observations. */
+  pickedAtMs: f64 = 0;
   private cands: CandidateSet | null = null;
 
   constructor(cfg: LbConfig, public port: StreamPort, private source: CandidateSource) {

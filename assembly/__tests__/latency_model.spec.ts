@@ -1,0 +1,122 @@
+// predicted_latency's model: the stats fold (same numbers as lua/model.lua), the ridge solve,
+// recovery of known coefficients, adaptation after a slowdown, and the fleet prior for cold hosts.
+import { clipObservation, emptyStats, foldObservation, parseStats, solve, predict, fitHosts, ttftFeatures, tpotFeatures, TTFT_K, TPOT_K, statsLength } from "../policy/predicted_latency/model";
+import { Xorshift } from "../util/prng";
+
+/** Observations of y = 20 + 50 u + 8 q (TTFT ms) with +-noise, u in thousands of tokens. */
+function feed(s: f64[], rng: Xorshift, count: i32, a: f64, b: f64, c: f64, noise: f64, decay: f64): void {
+  for (let i = 0; i < count; i++) {
+    const tokens = <f64>(rng.nextBelow(4000));
+    const q = <f64>(rng.nextBelow(12));
+    const jitter = (<f64>rng.nextBelow(2001) / 1000.0 - 1.0) * noise;
+    const y = (a + b * tokens / 1000.0 + c * q) * (1.0 + jitter);
+    foldObservation(s, TTFT_K, ttftFeatures(tokens, q), y, decay);
+  }
+}
+
+describe("latency model stats", () => {
+  it("folds x x^T, x y, y y and the weight like model.lua, decaying old sums", () => {
+    const s = emptyStats(3);
+    foldObservation(s, 3, [1, 2, 3], 100, 1.0);
+    expect(s).toStrictEqual([1, 2, 3, 4, 6, 9, 100, 200, 300, 10000, 1]);
+    foldObservation(s, 3, [1, 0, 0], 10, 0.5);
+    expect(s).toStrictEqual([1.5, 1, 1.5, 2, 3, 4.5, 60, 100, 150, 5100, 1.5]);
+  });
+  it("parses model.lua's field and refuses a wrong length or a non-number", () => {
+    const p = parseStats(2, "1 4 16 7 28 49 1");
+    expect(p).not.toBeNull();
+    expect(p!).toStrictEqual([1, 4, 16, 7, 28, 49, 1]);
+    expect(parseStats(2, "1 4 16")).toBeNull();
+    expect(parseStats(2, "1 4 16 7 28 x 1")).toBeNull();
+    expect(statsLength(3)).toBe(11);
+  });
+});
+
+/** Relative error at (2000 tokens, 4 in flight) after 500 observations of a host, then `after` of it 2x slower. */
+function errorAfterSlowdown(decay: f64, after: i32): f64 {
+  const s = emptyStats(TTFT_K);
+  const rng = new Xorshift(3);
+  feed(s, rng, 500, 20, 50, 8, 0.05, decay);
+  feed(s, rng, after, 40, 100, 16, 0.05, decay);
+  const truth = 40.0 + 100.0 * 2.0 + 16.0 * 4.0;
+  return abs(predict(solve(s, TTFT_K, null, 1e-3), ttftFeatures(2000, 4)) - truth) / truth;
+}
+
+describe("latency model fit", () => {
+  it("recovers the coefficients of noiseless data", () => {
+    const s = emptyStats(TTFT_K);
+    feed(s, new Xorshift(7), 200, 20, 50, 8, 0, 1.0);
+    const t = solve(s, TTFT_K, null, 0)!;
+    expect(t[0]).toBeCloseTo(20, 6);
+    expect(t[1]).toBeCloseTo(50, 6);
+    expect(t[2]).toBeCloseTo(8, 6);
+  });
+  it("predicts within 10% at the 90th percentile after 300 noisy observations (+-10% noise)", () => {
+    const s = emptyStats(TTFT_K);
+    const rng = new Xorshift(11);
+    feed(s, rng, 300, 20, 50, 8, 0.1, 0.995);
+    const t = solve(s, TTFT_K, null, 1e-3);
+    let within = 0;
+    for (let i = 0; i < 100; i++) {
+      const tokens = <f64>rng.nextBelow(4000);
+      const q = <f64>rng.nextBelow(12);
+      const truth = 20 + 50 * tokens / 1000 + 8 * q;
+      if (abs(predict(t, ttftFeatures(tokens, q)) - truth) / truth <= 0.1) within++;
+    }
+    expect(within).toBeGreaterThanOrEqual(90);
+  });
+  it("adapts to a host that became 2x slower within a few hundred observations", () => {
+    expect(errorAfterSlowdown(0.99, 300)).toBeLessThan(0.1);
+  });
+  it("without decay the old regime would dominate (the decay is what adapts)", () => {
+    expect(errorAfterSlowdown(1.0, 100)).toBeGreaterThan(0.2);
+  });
+  it("is null with nothing observed, or singular without ridge", () => {
+    expect(solve(emptyStats(TTFT_K), TTFT_K, null, 0)).toBeNull();
+    const s = emptyStats(TTFT_K);
+    foldObservation(s, TTFT_K, ttftFeatures(1000, 2), 50, 1.0);
+    expect(solve(s, TTFT_K, null, 0)).toBeNull();
+    expect(solve(s, TTFT_K, null, 1e-3)).not.toBeNull();
+    expect(predict(null, [1, 2, 3])).toBeNaN();
+  });
+});
+
+describe("fitHosts: heterogeneous hosts and the fleet prior", () => {
+  it("gives each host its own coefficients, and a host never observed the fleet's", () => {
+    const rng = new Xorshift(5);
+    const fast = emptyStats(TTFT_K);
+    const slow = emptyStats(TTFT_K);
+    feed(fast, rng, 300, 20, 50, 8, 0.02, 0.995);
+    feed(slow, rng, 300, 40, 100, 16, 0.02, 0.995);
+    const fastP = emptyStats(TPOT_K);
+    const slowP = emptyStats(TPOT_K);
+    for (let q = 0; q < 20; q++) {
+      foldObservation(fastP, TPOT_K, tpotFeatures(<f64>q), 10 + 0.5 * q, 1.0);
+      foldObservation(slowP, TPOT_K, tpotFeatures(<f64>q), 20 + 1.0 * q, 1.0);
+    }
+    const models = fitHosts([fast, slow, emptyStats(TTFT_K)], [fastP, slowP, emptyStats(TPOT_K)], 2.0);
+    const f = models[0].predictTtft(2000, 4);
+    const sl = models[1].predictTtft(2000, 4);
+    expect(abs(f - 152) / 152).toBeLessThan(0.05);
+    expect(abs(sl - 304) / 304).toBeLessThan(0.05);
+    expect(abs(models[0].predictTpot(10) - 15)).toBeLessThan(0.5);
+    expect(abs(models[1].predictTpot(10) - 30)).toBeLessThan(0.5);
+    // The cold host predicts between the two (the pooled fit), not NaN.
+    const cold = models[2].predictTtft(2000, 4);
+    expect(cold).toBeGreaterThan(f);
+    expect(cold).toBeLessThan(sl);
+  });
+  it("predicts NaN when the whole fleet observed nothing", () => {
+    const models = fitHosts([emptyStats(TTFT_K)], [emptyStats(TPOT_K)], 2.0);
+    expect(models[0].predictTtft(100, 1)).toBeNaN();
+  });
+});
+
+describe("clipObservation", () => {
+  it("caps an outlier at 3x the prediction, passes it through without one", () => {
+    expect(clipObservation(500, 20)).toBe(60);
+    expect(clipObservation(30, 20)).toBe(30);
+    expect(clipObservation(500, NaN)).toBe(500);
+    expect(clipObservation(500, 0)).toBe(500);
+  });
+});

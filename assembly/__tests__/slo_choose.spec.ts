@@ -1,0 +1,87 @@
+// predicted_latency's choice by headroom (best fit / most headroom, shedding sheddable requests
+// no host can serve in time, the least late otherwise, load gate, exploration, ties) and its response tally.
+import { chooseBySlo, Draws, headroomOf, NO_MODEL, SHED } from "../policy/predicted_latency/choose";
+import { ResponseTally } from "../policy/predicted_latency/response_scan";
+
+const ALL3: bool[] = [true, true, true];
+const NO_EXPLORE = new Draws(0.99, 0);
+
+describe("chooseBySlo", () => {
+  it("headroom is the tightest of the given SLOs, relative", () => {
+    expect(headroomOf(50, 10, 100, 0)).toBeCloseTo(0.5);
+    expect(headroomOf(50, 18, 100, 20)).toBeCloseTo(0.1);
+    expect(headroomOf(150, 10, 100, 0)).toBeCloseTo(-0.5);
+  });
+  it("best fit takes the feasible host with the least headroom, most headroom the most", () => {
+    const ttft: f64[] = [90, 40, 120];
+    const tpot: f64[] = [10, 10, 10];
+    const bf = chooseBySlo(ttft, tpot, ALL3, 100, 0, true, 0, false, 0, NO_EXPLORE);
+    expect(bf.index).toBe(0);
+    expect(bf.reason).toBe("slo_best_fit");
+    expect(chooseBySlo(ttft, tpot, ALL3, 100, 0, false, 0, false, 0, NO_EXPLORE).index).toBe(1);
+  });
+  it("a TPOT SLO changes the pick", () => {
+    const ttft: f64[] = [50, 50, 50];
+    const tpot: f64[] = [30, 10, 15];
+    expect(chooseBySlo(ttft, tpot, ALL3, 0, 20, true, 0, false, 0, NO_EXPLORE).index).toBe(2);
+  });
+  it("no host can meet it: sheddable -> shed, others -> the least late", () => {
+    const ttft: f64[] = [300, 200, 250];
+    const tpot: f64[] = [10, 10, 10];
+    expect(chooseBySlo(ttft, tpot, ALL3, 100, 0, true, 0, true, 0, NO_EXPLORE).index).toBe(SHED);
+    const c = chooseBySlo(ttft, tpot, ALL3, 100, 0, true, 0, false, 0, NO_EXPLORE);
+    expect(c.index).toBe(1);
+    expect(c.reason).toBe("slo_unmet");
+  });
+  it("the load gate excludes hosts however good their prediction", () => {
+    expect(chooseBySlo([10, 90, 95], [1, 1, 1], [false, true, true], 0, 0, true, 0, false, 0, NO_EXPLORE).index).toBe(1);
+  });
+  it("without an SLO: the lowest ttft + tpot x expected tokens", () => {
+    const c = chooseBySlo([100, 50, 80], [6, 20, 5], ALL3, 0, 0, true, 0, false, 100, NO_EXPLORE);
+    expect(c.index).toBe(2);
+    expect(c.reason).toBe("lowest_latency");
+  });
+  it("explores among the feasible hosts only", () => {
+    const ttft: f64[] = [90, 40, 500];
+    const tpot: f64[] = [1, 1, 1];
+    const seen = [0, 0, 0];
+    for (let p: u32 = 0; p < 10; p++) seen[chooseBySlo(ttft, tpot, ALL3, 100, 0, true, 0.05, false, 0, new Draws(0.01, p)).index]++;
+    expect(seen[0]).toBeGreaterThan(0);
+    expect(seen[1]).toBeGreaterThan(0);
+    expect(seen[2]).toBe(0);
+  });
+  it("breaks near ties at random, and reports no model when nothing is predicted", () => {
+    const seen = [0, 0, 0];
+    for (let p: u32 = 0; p < 9; p++) seen[chooseBySlo([50, 50, 50], [1, 1, 1], ALL3, 100, 0, true, 0, false, 0, new Draws(0.9, p)).index]++;
+    expect(seen[0]).toBe(3);
+    expect(seen[1]).toBe(3);
+    expect(chooseBySlo([NaN, NaN, NaN], [NaN, NaN, NaN], ALL3, 100, 0, true, 0, false, 0, NO_EXPLORE).index).toBe(NO_MODEL);
+  });
+});
+
+function bytes(s: string): Uint8Array {
+  return Uint8Array.wrap(String.UTF8.encode(s));
+}
+
+describe("ResponseTally", () => {
+  it("counts SSE events across chunks and reads the usage of the stream", () => {
+    const t = new ResponseTally();
+    t.scan(bytes("data: {\"choices\":[{\"text\":\"a\"}]}\n\nda"));
+    t.scan(bytes("ta: {\"choices\":[{\"text\":\"b\"}]}\n\n"));
+    t.scan(bytes("data: {\"choices\":[{\"text\":\"c\"}]}\n\ndata: [DONE]\n\n"));
+    expect(t.events).toBe(3);
+    const s = new ResponseTally();
+    s.scan(bytes("data: {\"choices\":[{\"text\":\"a\"}]}\n\n"));
+    s.scan(bytes("data: {\"choices\":[{\"text\":\"b\"}]}\n\ndata: [DONE]\n\n"));
+    expect(s.events).toBe(3);
+    expect(s.tokens()).toBe(2);
+    s.scan(bytes("data: {\"usage\":{\"prompt_tokens\":9,\"completion_tokens\": 17,\"total_tokens\":26}}\n\n"));
+    expect(s.tokens()).toBe(17);
+  });
+  it("reads completion_tokens of a JSON body and ignores a data: inside a line", () => {
+    const t = new ResponseTally();
+    t.scan(bytes("{\"text\":\"x data: y\",\"usage\":{\"completion_tokens\":42}}"));
+    expect(t.events).toBe(0);
+    expect(t.tokens()).toBe(42);
+  });
+});

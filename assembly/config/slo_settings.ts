@@ -1,0 +1,41 @@
+// predicted_latency settings (lb_config keys). Defaults are documented in README ("predicted_latency").
+import { ConfigReader } from "./reader";
+
+export const SLO_KEYS: string[] = ["sloTtftMs", "sloTpotMs", "sloTtftHeader", "sloTpotHeader", "sloPick",
+  "sloExploration", "modelDecay", "modelRidge", "modelRefreshMs", "expectedOutputTokens"];
+
+export const SLO_PICK_BEST_FIT = "best_fit";
+export const SLO_PICK_MOST_HEADROOM = "most_headroom";
+
+export class SloSettings {
+  /** Route defaults when a request carries no SLO header (0: none). */
+  ttftMs: f64 = 0;
+  tpotMs: f64 = 0;
+  ttftHeader: string = "x-slo-ttft-ms";
+  tpotHeader: string = "x-slo-tpot-ms";
+  pick: string = SLO_PICK_MOST_HEADROOM;
+  exploration: f64 = 0.01;
+  /** Weight the model's old sums keep per observation (forgetting: ~1/(1-d) observations of memory). */
+  decay: f64 = 0.995;
+  /** Pull of a host's coefficients toward the fleet's, in pseudo-observations. */
+  ridge: f64 = 2.0;
+  /** How often a VM re-reads the shared model from Redis. */
+  refreshMs: i64 = 500;
+  /** Output length assumed when the request has no max_tokens (no-SLO latency score). */
+  expectedOutputTokens: i64 = 128;
+}
+
+export function parseSloSettings(r: ConfigReader): SloSettings {
+  const s = new SloSettings();
+  s.ttftMs = r.num("sloTtftMs", 0, 0, 3600000);
+  s.tpotMs = r.num("sloTpotMs", 0, 0, 3600000);
+  s.ttftHeader = r.str("sloTtftHeader", s.ttftHeader).toLowerCase();
+  s.tpotHeader = r.str("sloTpotHeader", s.tpotHeader).toLowerCase();
+  s.pick = r.choice("sloPick", SLO_PICK_MOST_HEADROOM, [SLO_PICK_BEST_FIT, SLO_PICK_MOST_HEADROOM]);
+  s.exploration = r.num("sloExploration", 0.01, 0.0, 1.0);
+  s.decay = r.num("modelDecay", 0.995, 0.5, 1.0);
+  s.ridge = r.num("modelRidge", 2.0, 0.0, 1000000.0);
+  s.refreshMs = r.int("modelRefreshMs", 500, 50, 3600000);
+  s.expectedOutputTokens = r.int("expectedOutputTokens", 128, 0, 1000000);
+  return s;
+}

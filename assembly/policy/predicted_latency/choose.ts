@@ -1,0 +1,73 @@
+// predicted_latency's choice among candidates from their predictions (pure, no host calls).
+// With an SLO (TTFT and/or TPOT, ms): headroom_i = min over the given SLOs of (slo - pred) / slo;
+// the hosts with headroom >= 0 can meet it: best fit (least headroom: keeps the roomiest hosts for
+// tight requests, llm-d's default) or most headroom; with probability `explore`, a random one of
+// them. None can: a sheddable request is shed, any other goes to the most headroom (the least
+// late). Without an SLO: the lowest ttft + tpot x expected output tokens (or, with probability
+// `explore`, any host: a host that looks slow is still observed, so its recovery is learned).
+// Hosts the load gate excludes (eligible false) are never chosen; predictions NaN (nothing
+// learned) make the choice fall back (index NO_MODEL). Near-equal scores break ties at random.
+
+export const NO_MODEL: i32 = -2;
+export const SHED: i32 = -1;
+
+export class Choice {
+  constructor(public index: i32, public reason: string) {}
+}
+
+/** Random draws for one choice: `explore` in [0, 1), `pick` any u32. */
+export class Draws {
+  constructor(public explore: f64, public pick: u32) {}
+}
+
+function headroom(pred: f64, slo: f64): f64 {
+  return (slo - pred) / slo;
+}
+
+export function headroomOf(ttft: f64, tpot: f64, sloTtft: f64, sloTpot: f64): f64 {
+  let h = Infinity;
+  if (sloTtft > 0) h = min(h, headroom(ttft, sloTtft));
+  if (sloTpot > 0) h = min(h, headroom(tpot, sloTpot));
+  return h;
+}
+
+/** Index among `idx` of the lowest score (highest when `highest`), random among near ties. */
+function extreme(idx: i32[], score: f64[], highest: bool, pick: u32): i32 {
+  let best = highest ? -Infinity : Infinity;
+  for (let j = 0; j < idx.length; j++) {
+    const v = score[idx[j]];
+    if (highest ? v > best : v < best) best = v;
+  }
+  const tol = 1e-6 * max(1.0, abs(best));
+  const ties = new Array<i32>(0);
+  for (let j = 0; j < idx.length; j++) if (abs(score[idx[j]] - best) <= tol) ties.push(idx[j]);
+  return ties[<i32>(pick % <u32>ties.length)];
+}
+
+export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft: f64, sloTpot: f64,
+  bestFit: bool, explore: f64, sheddable: bool, expectedTokens: f64, d: Draws): Choice {
+  const n = ttft.length;
+  const known = new Array<i32>(0);
+  for (let i = 0; i < n; i++) if (eligible[i] && !isNaN(ttft[i]) && !isNaN(tpot[i])) known.push(i);
+  if (known.length == 0) return new Choice(NO_MODEL, "no_model");
+  const hasSlo = sloTtft > 0 || sloTpot > 0;
+  if (!hasSlo) {
+    if (explore > 0 && d.explore < explore) return new Choice(known[<i32>(d.pick % <u32>known.length)], "explore");
+    const score = new Array<f64>(n).fill(Infinity);
+    for (let j = 0; j < known.length; j++) { const i = known[j]; score[i] = ttft[i] + tpot[i] * expectedTokens; }
+    return new Choice(extreme(known, score, false, d.pick), "lowest_latency");
+  }
+  const h = new Array<f64>(n).fill(-Infinity);
+  const ok = new Array<i32>(0);
+  for (let j = 0; j < known.length; j++) {
+    const i = known[j];
+    h[i] = headroomOf(ttft[i], tpot[i], sloTtft, sloTpot);
+    if (h[i] >= 0) ok.push(i);
+  }
+  if (ok.length == 0) {
+    if (sheddable) return new Choice(SHED, "slo_unmet_shed");
+    return new Choice(extreme(known, h, true, d.pick), "slo_unmet");
+  }
+  if (explore > 0 && d.explore < explore) return new Choice(ok[<i32>(d.pick % <u32>ok.length)], "slo_explore");
+  return new Choice(extreme(ok, h, !bestFit, d.pick), bestFit ? "slo_best_fit" : "slo_most_headroom");
+}

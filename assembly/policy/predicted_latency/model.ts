@@ -1,0 +1,166 @@
+// The latency model of predicted_latency (pure math, no host calls): per host, exponentially
+// forgotten least squares over a few features, kept as sufficient statistics so that every
+// gateway can add its observations to the same sums in Redis (lua/model.lua) and every gateway
+// solves the same model from them.
+// Stats layout for k features (the same in lua/model.lua): the upper triangle of sum(x x^T)
+// (row-major), sum(x y), sum(y y), weight n; k(k+1)/2 + k + 2 numbers.
+// A host's coefficients are a ridge solution pulled toward a prior (the pooled fleet model), so a
+// host with few observations predicts like the fleet and moves away as its own evidence grows.
+
+export function statsLength(k: i32): i32 {
+  return k * (k + 1) / 2 + k + 2;
+}
+
+/** Zeroed stats for k features. */
+export function emptyStats(k: i32): f64[] {
+  return new Array<f64>(statsLength(k)).fill(0.0);
+}
+
+/** Parses "a b c ..." (model.lua's field) into stats of k features; null when malformed. */
+export function parseStats(k: i32, text: string): f64[] | null {
+  const out = new Array<f64>(0);
+  let start = -1;
+  for (let i = 0; i <= text.length; i++) {
+    const space = i == text.length || text.charCodeAt(i) == 32;
+    if (space) {
+      if (start >= 0) {
+        const v = F64.parseFloat(text.substring(start, i));
+        if (!isFinite(v)) return null;
+        out.push(v);
+        start = -1;
+      }
+    } else if (start < 0) start = i;
+  }
+  return out.length == statsLength(k) ? out : null;
+}
+
+/** What model.lua does for one observation, done locally (the VM sees its own at once). */
+export function foldObservation(s: f64[], k: i32, x: f64[], y: f64, decay: f64): void {
+  for (let j = 0; j < s.length; j++) s[j] *= decay;
+  let at = 0;
+  for (let r = 0; r < k; r++) {
+    for (let c = r; c < k; c++) { s[at] += x[r] * x[c]; at++; }
+  }
+  for (let r = 0; r < k; r++) { s[at] += x[r] * y; at++; }
+  s[at] += y * y;
+  s[at + 1] += 1;
+}
+
+/** Adds b into a (pooling hosts' stats for the fleet prior). */
+export function addStats(a: f64[], b: f64[]): void {
+  for (let j = 0; j < a.length && j < b.length; j++) a[j] += b[j];
+}
+
+/** The weight (forgotten observation count) of the stats. */
+export function weightOf(s: f64[]): f64 {
+  return s.length > 0 ? s[s.length - 1] : 0;
+}
+
+/**
+ * Coefficients theta minimising sum (y - theta.x)^2 + ridge |theta - prior|^2, from the stats;
+ * null when the stats hold no observation or the system is singular (ridge 0, too few points).
+ * Gaussian elimination with partial pivoting on k x k (k <= 4): well under a microsecond.
+ */
+export function solve(s: f64[], k: i32, prior: f64[] | null, ridge: f64): f64[] | null {
+  if (weightOf(s) <= 0 && prior === null) return null;
+  const w = k + 1;
+  const m = new Array<f64>(k * w);
+  let at = 0;
+  for (let r = 0; r < k; r++) {
+    for (let c = r; c < k; c++) {
+      const v = s[at]; at++;
+      m[r * w + c] = v;
+      m[c * w + r] = v;
+    }
+  }
+  for (let r = 0; r < k; r++) {
+    m[r * w + r] += ridge;
+    m[r * w + k] = s[at] + (prior !== null ? ridge * prior[r] : 0); at++;
+  }
+  for (let col = 0; col < k; col++) {
+    let pivot = col;
+    for (let r = col + 1; r < k; r++) if (abs(m[r * w + col]) > abs(m[pivot * w + col])) pivot = r;
+    if (abs(m[pivot * w + col]) < 1e-12) return null;
+    if (pivot != col) {
+      for (let c = 0; c <= k; c++) { const t = m[col * w + c]; m[col * w + c] = m[pivot * w + c]; m[pivot * w + c] = t; }
+    }
+    for (let r = col + 1; r < k; r++) {
+      const f = m[r * w + col] / m[col * w + col];
+      if (f == 0) continue;
+      for (let c = col; c <= k; c++) m[r * w + c] -= f * m[col * w + c];
+    }
+  }
+  const theta = new Array<f64>(k);
+  for (let r = k - 1; r >= 0; r--) {
+    let v = m[r * w + k];
+    for (let c = r + 1; c < k; c++) v -= m[r * w + c] * theta[c];
+    theta[r] = v / m[r * w + r];
+  }
+  for (let r = 0; r < k; r++) if (!isFinite(theta[r])) return null;
+  return theta;
+}
+
+/** theta . x, never below 0 (a latency); NaN without coefficients. */
+export function predict(theta: f64[] | null, x: f64[]): f64 {
+  if (theta === null) return NaN;
+  let v: f64 = 0;
+  for (let i = 0; i < theta.length && i < x.length; i++) v += theta[i] * x[i];
+  return max(v, 0.0);
+}
+
+/** Highest multiple of the prediction an observation may count for (outlier clip). */
+export const CLIP_FACTOR: f64 = 3.0;
+
+/**
+ * An observation clipped to CLIP_FACTOR x the current prediction (when there is one): a single
+ * outlier (a cold connection, a stalled step) would otherwise make a host look slow, and a host
+ * that looks slow is picked less, so its model would be slow to recover. A real slowdown still
+ * gets through: each observation moves the model up to 3x, and the next ones follow.
+ */
+export function clipObservation(y: f64, predicted: f64): f64 {
+  if (!(predicted > 0)) return y;
+  return min(y, predicted * CLIP_FACTOR);
+}
+
+/** TTFT features: intercept, uncached prompt tokens (thousands), requests in flight on the host. */
+export const TTFT_K: i32 = 3;
+export function ttftFeatures(uncachedTokens: f64, inflight: f64): f64[] {
+  return [1.0, uncachedTokens / 1000.0, max(inflight, 0.0)];
+}
+
+/** TPOT features: intercept, requests in flight on the host (the decode batch it joins). */
+export const TPOT_K: i32 = 2;
+export function tpotFeatures(inflight: f64): f64[] {
+  return [1.0, max(inflight, 0.0)];
+}
+
+/** One host's fitted coefficients (null: nothing learned, not even for the fleet). */
+export class HostModel {
+  constructor(public ttft: f64[] | null, public tpot: f64[] | null) {}
+
+  predictTtft(uncachedTokens: f64, inflight: f64): f64 { return predict(this.ttft, ttftFeatures(uncachedTokens, inflight)); }
+  predictTpot(inflight: f64): f64 { return predict(this.tpot, tpotFeatures(inflight)); }
+}
+
+/**
+ * Fits every host: the pooled stats give the fleet prior (small ridge), each host's own stats are
+ * pulled toward it with `ridge` (about that many pseudo-observations). Hosts without stats get
+ * the prior itself.
+ */
+export function fitHosts(ttftStats: f64[][], tpotStats: f64[][], ridge: f64): HostModel[] {
+  const n = ttftStats.length;
+  const poolT = emptyStats(TTFT_K);
+  const poolP = emptyStats(TPOT_K);
+  for (let i = 0; i < n; i++) { addStats(poolT, ttftStats[i]); addStats(poolP, tpotStats[i]); }
+  const priorT = solve(poolT, TTFT_K, null, 1e-3 * max(1.0, weightOf(poolT)));
+  const priorP = solve(poolP, TPOT_K, null, 1e-3 * max(1.0, weightOf(poolP)));
+  const out = new Array<HostModel>(n);
+  for (let i = 0; i < n; i++) {
+    let t: f64[] | null = null;
+    let p: f64[] | null = null;
+    if (priorT !== null) t = solve(ttftStats[i], TTFT_K, priorT, ridge);
+    if (priorP !== null) p = solve(tpotStats[i], TPOT_K, priorP, ridge);
+    out[i] = new HostModel(t, p);
+  }
+  return out;
+}

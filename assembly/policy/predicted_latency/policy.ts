@@ -1,0 +1,201 @@
+// predicted_latency: picks, per request, the host predicted to meet the request's latency SLO
+// (TTFT / TPOT, headers x-slo-ttft-ms / x-slo-tpot-ms or the route's defaults), from a model each
+// host learns online from this plugin's own observations and every gateway shares through Redis.
+//   prefix read (MGET of the prefix tree, as endpoint_metrics' prefix term) -> per host: uncached
+//   prompt tokens, requests in flight (fleet counts) -> predicted TTFT / TPOT (model.ts, store.ts)
+//   -> load gate (maxRequestCount / priority limit) -> choice by headroom (choose.ts) -> a lease
+//   on the chosen host (lua/charge.lua), the prefix levels pointed at it.
+// Observations: TTFT = pick applied to the stream -> first response body chunk (streams); TPOT = (last chunk - first) /
+// (tokens - 1), tokens from usage or the SSE events; a non-streaming response (first chunk = end)
+// teaches each part the total minus the other part's current prediction.
+// Config: slo settings (config/slo_settings.ts), prefix settings (keys), the common lease keys.
+// Failure behaviour: no candidates -> Pass; nothing learned yet -> fewest in flight; every host
+// over the limit -> shed; no host meets the SLO -> shed if low priority, else the least late;
+// Redis down -> this VM's model and a local lease.
+import { Policy } from "../policy";
+import { Verdict } from "../../services/request/verdict";
+import { LbRequest, PRIORITY_LOW } from "../../services/request/request";
+import { Services } from "../../services/services";
+import { LbConfig } from "../../config/lb_config";
+import { SLO_PICK_BEST_FIT } from "../../config/slo_settings";
+import { CandidateSet } from "../../services/candidates/candidates";
+import { MetricsCache } from "../../services/metrics_view/metrics_cache";
+import { MetricsRuntime } from "../../services/metrics_view/runtime";
+import * as host from "../../host/calls";
+import { RedisReplyHandler } from "../../redis/client";
+import { RespValue } from "../../redis/resp";
+import { KeyOptions, keyOptionsFrom, prefixLevelKeys } from "../../prefix/keys";
+import { PrefixWrites, mgetValues, recordPrefix } from "../endpoint_metrics/prefix_io";
+import { prefixScores } from "../endpoint_metrics/prefix_signal";
+import { clipObservation, ttftFeatures, tpotFeatures } from "./model";
+import { ModelStore, PoolModel } from "./store";
+import { chooseBySlo, Draws, NO_MODEL, SHED } from "./choose";
+import { ResponseTally } from "./response_scan";
+
+class PrefixRead extends RedisReplyHandler {
+  constructor(public policy: PredictedLatencyPolicy, public r: LbRequest, public c: CandidateSet, public keys: string[]) { super(); }
+  onReply(ok: bool, reply: RespValue | null): void {
+    this.policy.pickAfterPrefixRead(this.r, this.c, this.keys, mgetValues(ok, reply, this.keys.length));
+  }
+}
+
+/** What the pick knew about the chosen host, and what the response showed. */
+class Observation {
+  tally: ResponseTally = new ResponseTally();
+  firstMs: f64 = 0;
+  endMs: f64 = 0;
+  status: i32 = 0;
+  constructor(public model: PoolModel, public address: string, public uncached: f64, public inflight: f64,
+    public predTtft: f64, public predTpot: f64) {}
+}
+
+/** A request's SLO in ms from its header, else the route default (0: none). */
+function sloOf(header: string, def: f64): f64 {
+  if (header.length == 0) return def;
+  const v = host.getHeader(host.MapType.RequestHeaders, header);
+  if (v === null) return def;
+  const n = F64.parseFloat(v);
+  return isFinite(n) && n > 0 ? n : def;
+}
+
+function fmt(v: f64): string {
+  return isNaN(v) ? "na" : (Math.round(v * 10) / 10).toString();
+}
+
+export class PredictedLatencyPolicy extends Policy {
+  readonly runtime: MetricsRuntime;
+  readonly store: ModelStore;
+  private readonly keyOptions: KeyOptions;
+  private readonly writes: PrefixWrites = new PrefixWrites();
+  private observations: Map<usize, Observation> = new Map();
+
+  constructor(cfg: LbConfig, services: Services) {
+    super(cfg, services);
+    const runtime = services.metricsRuntime(cfg.metrics.latencyAlpha);
+    this.runtime = runtime;
+    // The in-flight tracker's reads of the pool's counts (no scrape with the default source).
+    runtime.register(new MetricsCache(cfg.metrics), cfg.usesRedis());
+    this.store = new ModelStore(cfg.slo, services.stats);
+    this.keyOptions = keyOptionsFrom(cfg.prefix);
+  }
+
+  decide(r: LbRequest): Verdict {
+    const c = r.candidates();
+    if (c.size == 0) return Verdict.Pass;
+    this.runtime.inflight.remember(r.pool, c);
+    this.store.of(r.pool).refresh(host.nowMillis());
+    const keys = this.prefixKeys(r);
+    if (keys.length > 0) {
+      const pool = r.pool!;
+      if (pool.redis.command(["MGET"].concat(keys), new PrefixRead(this, r, c, keys), host.nowMillis())) return Verdict.Pending;
+    }
+    return this.pick(r, c, [], []);
+  }
+
+  private prefixKeys(r: LbRequest): string[] {
+    const pool = r.pool;
+    const body = r.body;
+    if (pool === null || body === null) return [];
+    const json = body.json();
+    if (json === null) return [];
+    return prefixLevelKeys(json, this.keyOptions, pool.ns).keys;
+  }
+
+  /** Redis answered the prefix read (or failed: no prefix signal); runs on the root context. */
+  pickAfterPrefixRead(r: LbRequest, c: CandidateSet, keys: string[], values: string[]): void {
+    if (!r.port.enterAsync()) return;
+    r.port.finishAsync(this.pick(r, c, keys, values));
+  }
+
+  private pick(r: LbRequest, c: CandidateSet, keys: string[], values: string[]): Verdict {
+    const s = this.cfg.slo;
+    const n = c.size;
+    const body = r.body;
+    const promptTokens: f64 = body !== null && !body.truncated ? <f64>((body.promptChars() + 3) / 4) : 0;
+    let expected: f64 = body !== null ? body.numberField("max_tokens") : 0;
+    if (expected <= 0) expected = <f64>s.expectedOutputTokens;
+    const share = prefixScores(values, c.hosts);
+    const model = this.store.of(r.pool);
+    const models = model.modelsFor(c.hosts);
+    const ttft = new Array<f64>(n);
+    const tpot = new Array<f64>(n);
+    const inflight = new Array<f64>(n);
+    const uncached = new Array<f64>(n);
+    const eligible = new Array<bool>(n);
+    let anyEligible = false;
+    for (let i = 0; i < n; i++) {
+      const q = this.runtime.inflight.inflight(r.pool, c.hosts[i], this.services.accounting.local);
+      inflight[i] = q;
+      uncached[i] = promptTokens * (1.0 - share[i]);
+      ttft[i] = models[i].predictTtft(uncached[i], q);
+      tpot[i] = models[i].predictTpot(q);
+      eligible[i] = r.limit <= 0 || q + <f64>r.cost <= <f64>r.limit;
+      if (eligible[i]) anyEligible = true;
+    }
+    if (!anyEligible) { r.port.shed("limit"); return Verdict.Rejected; }
+    const rng = this.services.rng;
+    const draws = new Draws(rng.nextFloat(), <u32>(rng.next() >> 32));
+    const choice = chooseBySlo(ttft, tpot, eligible, sloOf(s.ttftHeader, s.ttftMs), sloOf(s.tpotHeader, s.tpotMs),
+      s.pick == SLO_PICK_BEST_FIT, s.exploration, r.priority == PRIORITY_LOW, expected, draws);
+    if (choice.index == SHED) { r.port.shed("slo_unmet"); return Verdict.Rejected; }
+    let at = choice.index;
+    if (at == NO_MODEL) at = fewestInflight(inflight, eligible, draws.pick);
+    const chosen = c.hosts[at];
+    this.observations.set(changetype<usize>(r), new Observation(model, chosen, uncached[at], inflight[at], ttft[at], tpot[at]));
+    this.runtime.inflight.notePick(r.pool, chosen, <f64>r.cost);
+    if (keys.length > 0) recordPrefix(this.cfg, r, keys, values, chosen, this.writes);
+    return this.services.accounting.acquireHost(r, c, chosen,
+      "predicted_latency:" + choice.reason + ":ttft=" + fmt(ttft[at]) + ":tpot=" + fmt(tpot[at]));
+  }
+
+  onResponseHeaders(r: LbRequest, status: i32): void {
+    const k = changetype<usize>(r);
+    if (this.observations.has(k)) this.observations.get(k).status = status;
+  }
+
+  wantsResponseBody(): bool { return true; }
+
+  onResponseBody(r: LbRequest, chunk: Uint8Array, endOfStream: bool): void {
+    const k = changetype<usize>(r);
+    if (!this.observations.has(k)) return;
+    const o = this.observations.get(k);
+    const now = host.nowMillis();
+    if (o.firstMs == 0 && chunk.length > 0) o.firstMs = now;
+    o.tally.scan(chunk);
+    if (endOfStream) o.endMs = now;
+  }
+
+  onStreamDone(r: LbRequest): void {
+    const k = changetype<usize>(r);
+    if (!this.observations.has(k)) return;
+    const o = this.observations.get(k);
+    this.observations.delete(k);
+    if (o.status != 200 || o.endMs == 0 || o.firstMs == 0 || r.pickedAtMs <= 0) return;
+    const tokens = <f64>o.tally.tokens();
+    let ttftY: f64 = -1;
+    let tpotY: f64 = -1;
+    if (o.tally.events > 0) {
+      ttftY = o.firstMs - r.pickedAtMs;
+      if (tokens >= 2) tpotY = (o.endMs - o.firstMs) / (tokens - 1);
+    } else if (tokens >= 1) {
+      // Non-streaming: one total; each part learns it minus the other's current prediction.
+      const total = o.endMs - r.pickedAtMs;
+      const pt = isNaN(o.predTtft) ? 0.0 : o.predTtft;
+      const pp = isNaN(o.predTpot) ? 0.0 : o.predTpot;
+      tpotY = max(0.0, (total - pt) / tokens);
+      ttftY = max(0.0, total - pp * tokens);
+    }
+    if (ttftY >= 0) ttftY = clipObservation(ttftY, o.predTtft);
+    if (tpotY >= 0) tpotY = clipObservation(tpotY, o.predTpot);
+    o.model.observe(o.address, ttftFeatures(o.uncached, o.inflight), ttftY, tpotFeatures(o.inflight), tpotY, host.nowMillis());
+  }
+}
+
+/** Fewest in flight among the eligible hosts, random among ties (nothing learned yet). */
+function fewestInflight(inflight: f64[], eligible: bool[], pick: u32): i32 {
+  let best = Infinity;
+  for (let i = 0; i < inflight.length; i++) if (eligible[i] && inflight[i] < best) best = inflight[i];
+  const ties = new Array<i32>(0);
+  for (let i = 0; i < inflight.length; i++) if (eligible[i] && inflight[i] == best) ties.push(i);
+  return ties.length == 0 ? 0 : ties[<i32>(pick % <u32>ties.length)];
+}

@@ -1,0 +1,195 @@
+// Gateway-side queueing (lua/queue.lua): with queueCapacity > 0, a request of a Redis-backed pool
+// takes one of the pool's capacity slots before its policy decides; when none is free it waits,
+// its stream held (StopIteration in request headers/body), in the pool's queue in Redis (priority
+// band, tenant fairness, FIFO). This VM polls its waiting entries every queuePollMs on the tick;
+// the reply that admits one runs the policy (StreamPort.admitted); after queueMaxWaitMs the
+// request is answered 429/503 (shedStatus) with Retry-After. The slot is freed when the stream
+// ends, however it ends; admitted slots are renewed like leases, so a crashed gateway's slots
+// expire after the lease TTL and its waiting entries after queueEntryTtlMs.
+// Failure behaviour: Redis unavailable or an error reply -> the request is admitted (fail open, as
+// the accounting does); never throws.
+import { RedisReplyHandler, LuaScript } from "../../redis/client";
+import { RespValue } from "../../redis/resp";
+import { Pool } from "../lease/pool";
+import { LbRequest, PRIORITY_HIGH, PRIORITY_LOW } from "../request/request";
+import { Verdict } from "../request/verdict";
+import * as gen from "../../generated/lua";
+import * as host from "../../host/calls";
+
+export const QUEUE_SCRIPT = new LuaScript("queue", gen.QUEUE_SOURCE, gen.QUEUE_SHA);
+
+const POLLS_PER_TICK = 256;
+
+/**
+ * How often a waiting entry is polled: every queuePollMs near the head; further back, about once
+ * per `capacity` requests ahead of it (slots free about that fast), but at least three times per
+ * queueEntryTtlMs so the entry stays alive. Bounds the Redis calls to O(capacity) per tick
+ * instead of O(waiting).
+ */
+export function pollInterval(ahead: i64, capacity: i64, pollMs: i64, entryTtlMs: i64): f64 {
+  const rounds = capacity > 0 ? ahead / capacity : 0;
+  return <f64>min(pollMs * max<i64>(1, rounds), entryTtlMs / 3);
+}
+
+export function queueKeys(pool: Pool): string[] {
+  return [pool.ns + ":q", pool.ns + ":qhb", pool.ns + ":qt", pool.ns + ":adm"];
+}
+
+function bandOf(priority: i32): i32 {
+  return priority == PRIORITY_HIGH ? 2 : priority == PRIORITY_LOW ? 0 : 1;
+}
+
+class Entry {
+  polling: bool = false;
+  /** Not admitted yet. */
+  waiting: bool = true;
+  /** Counted as queued (Redis answered QUEUED at least once). */
+  queued: bool = false;
+  lastRenewMs: f64 = 0;
+  lastPollMs: f64 = 0;
+  /** Requests ahead of this one at the last answer. */
+  ahead: i64 = 0;
+  constructor(public r: LbRequest, public pool: Pool, public id: string, public enqueuedMs: f64) {}
+}
+
+class QueueReply extends RedisReplyHandler {
+  constructor(public q: AdmissionQueue, public e: Entry) { super(); }
+  onReply(ok: bool, reply: RespValue | null): void { this.q.onReply(this.e, ok, reply); }
+}
+
+class Background extends RedisReplyHandler {
+  onReply(_ok: bool, _reply: RespValue | null): void {}
+}
+
+/** Plugin metrics of the queue (per gateway process). */
+class QueueStats {
+  waiting: u32 = host.defineMetric(host.MetricType.Gauge, "llmlb_queue_waiting");
+  queued: u32 = host.defineMetric(host.MetricType.Counter, "llmlb_queue_entered_total");
+  admittedAfterWait: u32 = host.defineMetric(host.MetricType.Counter, "llmlb_queue_admitted_total");
+  timeouts: u32 = host.defineMetric(host.MetricType.Counter, "llmlb_queue_timeouts_total");
+  waitMs: u32 = host.defineMetric(host.MetricType.Counter, "llmlb_queue_wait_ms_total");
+}
+
+export class AdmissionQueue {
+  /** Streams holding an entry or a slot, by queue id. */
+  private entries: Map<string, Entry> = new Map();
+  private byRequest: Map<usize, string> = new Map();
+  private readonly background: Background = new Background();
+  private stats: QueueStats | null = null;
+  private waitingCount: i64 = 0;
+
+  private metrics(): QueueStats {
+    let s = this.stats;
+    if (s === null) { s = new QueueStats(); this.stats = s; }
+    return s;
+  }
+
+  /** A new configuration: waiting requests go on with the route's own load balancing (their
+   *  Redis client is being replaced, a poll reply might never come). */
+  reset(): void {
+    const all = this.entries.values();
+    for (let i = 0; i < all.length; i++) {
+      const e = all[i];
+      if (e.waiting && e.r.port.alive()) { e.waiting = false; e.r.port.resumePass(); }
+    }
+    this.entries.clear();
+    this.byRequest.clear();
+    this.setWaiting(0);
+  }
+
+  private setWaiting(n: i64): void {
+    this.waitingCount = n;
+    if (this.stats !== null || n > 0) host.recordMetric(this.metrics().waiting, <u64>max<i64>(n, 0));
+  }
+
+  /** Takes a slot for `r` (Pending: the reply or a later poll calls r.port.admitted()); Pass when not queueing. */
+  enter(r: LbRequest, id: string): Verdict {
+    const pool = r.pool;
+    const s = r.cfg.queue;
+    if (pool === null || s.capacity <= 0) return Verdict.Pass;
+    const now = host.nowMillis();
+    let tenant = "";
+    if (s.tenantHeader.length > 0) {
+      const t = host.getHeader(host.MapType.RequestHeaders, s.tenantHeader);
+      if (t !== null) tenant = t;
+    }
+    const e = new Entry(r, pool, id, now);
+    const args: string[] = ["enter", id, bandOf(r.priority).toString(), tenant, s.capacity.toString(),
+      s.entryTtlMs.toString(), r.cfg.leaseTtlMs.toString()];
+    e.polling = true;
+    if (!pool.redis.evalScript(QUEUE_SCRIPT, queueKeys(pool), args, new QueueReply(this, e), now)) return Verdict.Pass;
+    this.entries.set(id, e);
+    this.byRequest.set(changetype<usize>(r), id);
+    return Verdict.Pending;
+  }
+
+  onReply(e: Entry, ok: bool, reply: RespValue | null): void {
+    e.polling = false;
+    if (!this.entries.has(e.id)) return; // the stream ended meanwhile (leave() sent the exit)
+    const status = ok && reply !== null && !reply.isError() && reply.items.length > 0 ? reply.items[0].str : "";
+    if (!e.waiting) return;
+    if (status == "QUEUED") {
+      e.ahead = reply!.items.length > 1 ? I64.parseInt(reply!.items[1].str) : 0;
+      if (!e.queued) {
+        e.queued = true;
+        this.setWaiting(this.waitingCount + 1);
+        host.incrementMetric(this.metrics().queued, 1);
+      }
+      return;
+    }
+    // ADMITTED, or fail open (GONE after an expiry, an error, Redis down): the request goes on.
+    e.waiting = false;
+    e.lastRenewMs = host.nowMillis();
+    if (e.queued) {
+      this.setWaiting(this.waitingCount - 1);
+      const st = this.metrics();
+      host.incrementMetric(st.admittedAfterWait, 1);
+      host.incrementMetric(st.waitMs, <i64>(e.lastRenewMs - e.enqueuedMs));
+    }
+    if (status != "ADMITTED" && reply !== null && reply.isError()) host.log(host.LogLevel.Warn, "queue failed: " + reply.str);
+    e.r.port.admitted();
+  }
+
+  /** The stream ended: frees its slot or drops its entry (exactly once). */
+  leave(r: LbRequest): void {
+    const k = changetype<usize>(r);
+    if (!this.byRequest.has(k)) return;
+    const id = this.byRequest.get(k);
+    this.byRequest.delete(k);
+    if (!this.entries.has(id)) return;
+    const e = this.entries.get(id);
+    this.entries.delete(id);
+    if (e.waiting && e.queued) this.setWaiting(this.waitingCount - 1);
+    e.pool.redis.evalScript(QUEUE_SCRIPT, queueKeys(e.pool), ["exit", id], this.background, host.nowMillis());
+  }
+
+  /** Polls waiting entries, times out those past queueMaxWaitMs, renews admitted slots. */
+  tick(now: f64): void {
+    if (this.entries.size == 0) return;
+    const all = this.entries.values();
+    let polls = 0;
+    for (let i = 0; i < all.length; i++) {
+      const e = all[i];
+      const s = e.r.cfg.queue;
+      if (!e.waiting) {
+        if (now - e.lastRenewMs < <f64>e.r.cfg.leaseTtlMs / 3) continue;
+        e.lastRenewMs = now;
+        e.pool.redis.evalScript(QUEUE_SCRIPT, queueKeys(e.pool), ["renew", e.r.cfg.leaseTtlMs.toString(), e.id], this.background, now);
+        continue;
+      }
+      if (now - e.enqueuedMs >= <f64>s.maxWaitMs) {
+        host.incrementMetric(this.metrics().timeouts, 1);
+        const r = e.r;
+        this.leave(r);
+        r.port.resumeShed("queue_timeout");
+        continue;
+      }
+      if (e.polling || polls >= POLLS_PER_TICK || now - e.lastPollMs < pollInterval(e.ahead, s.capacity, s.pollMs, s.entryTtlMs)) continue;
+      polls++;
+      e.lastPollMs = now;
+      e.polling = true;
+      const args: string[] = ["poll", e.id, s.capacity.toString(), s.entryTtlMs.toString(), e.r.cfg.leaseTtlMs.toString()];
+      if (!e.pool.redis.evalScript(QUEUE_SCRIPT, queueKeys(e.pool), args, new QueueReply(this, e), now)) e.polling = false;
+    }
+  }
+}

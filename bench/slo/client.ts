@@ -1,0 +1,66 @@
+// One streamed request with extra headers (SLO, priority, tenant), timed at the client (wall ms):
+// status, TTFT, TPOT, the pod, and the plugin's debug header (predicted_latency's prediction).
+// Never rejects: errors are reported in the result.
+import http from "node:http";
+
+export interface SloResult {
+  status: number;
+  startWall: number;
+  ttftMs: number | null;
+  tpotMs: number | null;
+  e2eMs: number;
+  pod: string;
+  debug: string;
+  tokens: number;
+  error: string | null;
+}
+
+export function sloRequest(url: string, body: unknown, headers: Record<string, string>, agent: http.Agent, timeoutMs: number): Promise<SloResult> {
+  const start = performance.now();
+  return new Promise((resolve) => {
+    let first: number | null = null;
+    let last = 0;
+    let events = 0;
+    let done = false;
+    const finish = (status: number, pod: string, debug: string, error: string | null) => {
+      if (done) return;
+      done = true;
+      const end = performance.now();
+      const tokens = Math.max(0, events);
+      resolve({
+        status, startWall: start, ttftMs: first === null ? null : first - start,
+        tpotMs: first !== null && tokens > 1 ? (last - first) / (tokens - 1) : null,
+        e2eMs: end - start, pod, debug, tokens, error,
+      });
+    };
+    const req = http.request(url, { method: "POST", agent, headers: { "content-type": "application/json", ...headers } }, (res) => {
+      const pod = String(res.headers["x-sim-pod"] ?? "");
+      const debug = String(res.headers["x-llmlb-debug"] ?? "");
+      let buf = "";
+      res.on("data", (c: Buffer) => {
+        buf += c.toString();
+        let at: number;
+        while ((at = buf.indexOf("\n\n")) >= 0) {
+          const ev = buf.slice(0, at);
+          buf = buf.slice(at + 2);
+          if (!ev.startsWith("data: ") || ev === "data: [DONE]" || !ev.includes("\"content\"") && !ev.includes("\"text\"")) continue;
+          const now = performance.now();
+          if (first === null) first = now;
+          last = now;
+          events++;
+        }
+      });
+      res.on("end", () => finish(res.statusCode ?? 0, pod, debug, res.statusCode === 200 ? null : `status ${res.statusCode}`));
+      res.on("error", (e) => finish(res.statusCode ?? 0, pod, debug, String(e)));
+    });
+    req.setTimeout(timeoutMs, () => { req.destroy(new Error("timeout")); });
+    req.on("error", (e) => finish(0, "", "", String(e)));
+    req.end(JSON.stringify(body));
+  });
+}
+
+export function pct(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))];
+}

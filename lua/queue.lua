@@ -1,0 +1,101 @@
+-- queue.lua: the gateway-side admission queue of a pool. At most `capacity` requests of the pool
+-- are admitted at once (slots); the others wait in one queue ordered by priority band, then by a
+-- start-time fair tag per tenant (tenants interleave; FIFO within a tenant). Whichever gateway
+-- holds a waiting request polls for it; a request is admitted when fewer requests are ahead of it
+-- than there are free slots, so several gateways admit their heads concurrently and a new arrival
+-- never overtakes a waiting one. Entries not polled for entry_ttl_ms (crashed gateway, departed
+-- client) and slots not renewed for slot_ttl_ms expire and are settled by the next call.
+-- KEYS: 1 q (ZSET id -> order), 2 qhb (ZSET id -> heartbeat expiry ms), 3 qt (HASH tenant -> last
+--       tag, "~v" -> virtual clock), 4 adm (ZSET admitted id -> slot expiry ms).
+-- ARGV: 1 op, then
+--   enter: 2 id, 3 band (0 low .. 2 high), 4 tenant, 5 capacity, 6 entry_ttl_ms, 7 slot_ttl_ms
+--          -> {"ADMITTED"} | {"QUEUED", ahead}
+--   poll:  2 id, 3 capacity, 4 entry_ttl_ms, 5 slot_ttl_ms
+--          -> {"ADMITTED"} | {"QUEUED", ahead} | {"GONE"} (expired or never queued)
+--   exit:  2 id -> removes a waiting entry or frees a slot; 1 if something was removed
+--   renew: 2 slot_ttl_ms, 3.. ids -> slots renewed (ZADD XX)
+--   depth: -> {waiting, admitted}
+local BAND_SPAN = 1e13
+local SETTLE_BATCH = 32
+
+local k_q, k_hb, k_t, k_adm = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local op = ARGV[1]
+local now = now_ms()
+
+local function settle()
+  local gone = redis.call('ZRANGEBYSCORE', k_hb, '-inf', now, 'LIMIT', 0, SETTLE_BATCH)
+  for i = 1, #gone do
+    redis.call('ZREM', k_q, gone[i])
+    redis.call('ZREM', k_hb, gone[i])
+  end
+  redis.call('ZREMRANGEBYSCORE', k_adm, '-inf', now)
+end
+
+local function keep_alive(ttl)
+  for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ttl) end
+end
+
+local function admit(id, slot_ttl)
+  local order = redis.call('ZSCORE', k_q, id)
+  if order then
+    local tag = tonumber(order) % BAND_SPAN
+    local v = tonumber(redis.call('HGET', k_t, '~v') or '0')
+    if tag > v then redis.call('HSET', k_t, '~v', num_str(tag)) end
+  end
+  redis.call('ZREM', k_q, id)
+  redis.call('ZREM', k_hb, id)
+  redis.call('ZADD', k_adm, now + slot_ttl, id)
+  return { 'ADMITTED' }
+end
+
+if op == 'enter' then
+  local id, band, tenant = ARGV[2], int_arg(ARGV[3], 'band', 0), ARGV[4]
+  local capacity = int_arg(ARGV[5], 'capacity', 1)
+  local entry_ttl, slot_ttl = int_arg(ARGV[6], 'entry_ttl_ms', 1), int_arg(ARGV[7], 'slot_ttl_ms', 1)
+  if id == nil or id == '' then fail('id must not be empty') end
+  if band > 2 then fail('band must be 0..2') end
+  settle()
+  keep_alive(2 * math.max(entry_ttl, slot_ttl))
+  if redis.call('ZSCORE', k_adm, id) then return { 'ADMITTED' } end
+  local queued = redis.call('ZRANK', k_q, id)
+  if queued then return { 'QUEUED', tostring(queued) } end
+  if redis.call('ZCARD', k_q) == 0 and redis.call('ZCARD', k_adm) < capacity then
+    redis.call('ZADD', k_adm, now + slot_ttl, id)
+    return { 'ADMITTED' }
+  end
+  -- Start-time fair tag: a tenant's next entry starts after its previous one, but never before
+  -- the clock (the tag of the last admitted entry), so an idle tenant cannot bank credit.
+  local v = tonumber(redis.call('HGET', k_t, '~v') or '0')
+  local last = tonumber(redis.call('HGET', k_t, 't:' .. tenant) or '0')
+  local tag = math.max(v, last) + 1
+  redis.call('HSET', k_t, 't:' .. tenant, num_str(tag))
+  redis.call('ZADD', k_q, (2 - band) * BAND_SPAN + tag, id)
+  redis.call('ZADD', k_hb, now + entry_ttl, id)
+  return { 'QUEUED', tostring(redis.call('ZRANK', k_q, id)) }
+elseif op == 'poll' then
+  local id = ARGV[2]
+  local capacity = int_arg(ARGV[3], 'capacity', 1)
+  local entry_ttl, slot_ttl = int_arg(ARGV[4], 'entry_ttl_ms', 1), int_arg(ARGV[5], 'slot_ttl_ms', 1)
+  settle()
+  keep_alive(2 * math.max(entry_ttl, slot_ttl))
+  if redis.call('ZSCORE', k_adm, id) then return { 'ADMITTED' } end
+  local ahead = redis.call('ZRANK', k_q, id)
+  if not ahead then return { 'GONE' } end
+  redis.call('ZADD', k_hb, now + entry_ttl, id)
+  if ahead < capacity - redis.call('ZCARD', k_adm) then return admit(id, slot_ttl) end
+  return { 'QUEUED', tostring(ahead) }
+elseif op == 'exit' then
+  local id = ARGV[2]
+  local n = redis.call('ZREM', k_q, id) + redis.call('ZREM', k_adm, id)
+  redis.call('ZREM', k_hb, id)
+  return n > 0 and 1 or 0
+elseif op == 'renew' then
+  local slot_ttl = int_arg(ARGV[2], 'slot_ttl_ms', 1)
+  local n = 0
+  for i = 3, #ARGV do n = n + redis.call('ZADD', k_adm, 'XX', 'CH', now + slot_ttl, ARGV[i]) end
+  return n
+elseif op == 'depth' then
+  settle()
+  return { redis.call('ZCARD', k_q), redis.call('ZCARD', k_adm) }
+end
+fail('unknown op ' .. tostring(op))

@@ -1,0 +1,111 @@
+// Gateway-side queueing through two local gateways sharing one Redis in front of simulated pods:
+// with the pool's capacity taken, requests from both gateways wait (streams held) and are admitted
+// in arrival order as slots free; a request waiting past queueMaxWaitMs gets 429 + Retry-After;
+// entries of a gateway that stopped polling (crashed) expire and never take a slot.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import http from "node:http";
+import { Redis } from "ioredis";
+import { startLocalStack, redisLbConfig, MODEL_CLUSTER, ROUTE_NAME, type LocalStack } from "../../host-test/local-stack.js";
+import { runScript } from "../lua/pool.js";
+
+const NS = `{llmlb:${ROUTE_NAME}:${MODEL_CLUSTER}}`;
+const QKEYS = [`${NS}:q`, `${NS}:qhb`, `${NS}:qt`, `${NS}:adm`];
+let stack: LocalStack;
+let redis: Redis;
+
+beforeAll(async () => {
+  stack = await startLocalStack({
+    pods: 2, gateways: 2, workers: 1,
+    fleet: { profile: "tiny", timeScale: 1, profileOverrides: { stepBaseMs: 10 } },
+    plugin: (port) => ({ lb_policy: "global_least_request", lb_config: { ...redisLbConfig(port), queueCapacity: 2, queuePollMs: 20, queueMaxWaitMs: 2500, queueEntryTtlMs: 400 } }),
+  });
+  redis = new Redis(stack.redis.url);
+}, 30_000);
+afterAll(async () => { redis?.disconnect(); await stack?.close(); });
+
+interface Answer { status: number; retryAfter: string; startedAt: number; endedAt: number }
+
+function send(gw: number, tokens: number, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${stack.gateways[gw].url}/v1/completions`, { method: "POST", agent: false, headers: { "content-type": "application/json", ...headers } }, (res) => {
+      const startedAt = Date.now();
+      res.resume();
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, retryAfter: String(res.headers["retry-after"] ?? ""), startedAt, endedAt: Date.now() }));
+    });
+    req.on("error", reject);
+    req.end(JSON.stringify({ model: "sim-tiny", prompt: "hello there", max_tokens: tokens, ignore_eos: true }));
+  });
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function depth(): Promise<[number, number]> {
+  return (await runScript(redis, "queue", QKEYS, ["depth"])) as [number, number];
+}
+
+/** Waits until the queue shows [waiting, admitted]. */
+async function until(want: [number, number]): Promise<void> {
+  const deadline = Date.now() + 3000;
+  while (Date.now() < deadline) {
+    const d = await depth();
+    if (d[0] === want[0] && d[1] === want[1]) return;
+    await sleep(5);
+  }
+  expect(await depth()).toEqual(want);
+}
+
+describe("gateway-side queueing", () => {
+  it("a saturated pool queues requests of both gateways and admits them in arrival order", async () => {
+    // Warm both gateways (first requests load scripts), then take both slots.
+    await Promise.all([send(0, 1), send(1, 1)]);
+    const long1 = send(0, 150);
+    await until([0, 1]);
+    const long2 = send(1, 300);
+    await until([0, 2]);
+    const queued: Promise<Answer>[] = [];
+    for (let i = 0; i < 4; i++) {
+      queued.push(send(i % 2, 3));
+      await until([i + 1, 2]);
+    }
+    const [l1, l2] = await Promise.all([long1, long2]);
+    const answers = await Promise.all(queued);
+    for (const a of answers) expect(a.status).toBe(200);
+    // None started before a slot freed; each started after the one queued before it.
+    expect(Math.min(...answers.map((a) => a.startedAt))).toBeGreaterThanOrEqual(l1.endedAt - 5);
+    for (let i = 1; i < answers.length; i++) expect(answers[i].startedAt).toBeGreaterThanOrEqual(answers[i - 1].startedAt);
+    expect(l2.status).toBe(200);
+    // Every slot is freed when its stream ends.
+    await sleep(100);
+    expect(await depth()).toEqual([0, 0]);
+  }, 20_000);
+
+  it("a request waiting longer than queueMaxWaitMs gets a 429 with Retry-After and leaves the queue", async () => {
+    const longs = [send(0, 400), send(1, 400)];
+    await sleep(50);
+    const t0 = Date.now();
+    const late = await send(1, 3);
+    expect(late.status).toBe(429);
+    expect(late.retryAfter).toBe("1");
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(2400);
+    expect((await depth())[0]).toBe(0);
+    await Promise.all(longs);
+  }, 20_000);
+
+  it("entries of a gateway that stopped polling (crashed) expire and never take a slot", async () => {
+    const long = send(0, 150);
+    await until([0, 1]);
+    const long2 = send(1, 150);
+    await until([0, 2]);
+    // A gateway enqueues two requests, then dies: it never polls again.
+    expect(await runScript(redis, "queue", QKEYS, ["enter", "dead-gw:1", 2, "t", 2, 800, 60000])).toEqual(["QUEUED", "0"]);
+    expect(await runScript(redis, "queue", QKEYS, ["enter", "dead-gw:2", 2, "t", 2, 800, 60000])).toEqual(["QUEUED", "1"]);
+    const live = send(0, 3);
+    await until([3, 2]);
+    const a = await live;
+    expect(a.status).toBe(200);
+    await Promise.all([long, long2]);
+    await sleep(100);
+    // The dead entries are gone (expired), no slot is held by them.
+    expect(await depth()).toEqual([0, 0]);
+    expect(await redis.zscore(QKEYS[3], "dead-gw:1")).toBeNull();
+  }, 20_000);
+});

@@ -1,0 +1,107 @@
+// queue.lua against a real redis-server: capacity, FIFO within a band, priority bands, fairness
+// between tenants, no overtaking, expiry of unpolled entries and unrenewed slots.
+import { describe, expect, it } from "vitest";
+import { useRedisSuite } from "../helpers/redis.js";
+import { runScript, sleep } from "./pool.js";
+
+const suite = useRedisSuite();
+let n = 0;
+function keys(): string[] {
+  const ns = `{llmlb:q${n++}:c}`;
+  return [`${ns}:q`, `${ns}:qhb`, `${ns}:qt`, `${ns}:adm`];
+}
+const q = (k: string[], ...args: Array<string | number>) => runScript(suite.redis, "queue", k, args);
+const enter = (k: string[], id: string, band = 1, tenant = "t", cap = 2, entryTtl = 5000) => q(k, "enter", id, band, tenant, cap, entryTtl, 60000);
+const poll = (k: string[], id: string, cap = 2, entryTtl = 5000) => q(k, "poll", id, cap, entryTtl, 60000);
+
+/** Frees one slot and polls every waiting id in order; returns the one admitted. */
+async function releaseAndAdmit(k: string[], admittedId: string, waiting: string[], cap = 1): Promise<string> {
+  await q(k, "exit", admittedId);
+  for (const id of waiting) if ((await poll(k, id, cap) as string[])[0] === "ADMITTED") return id;
+  return "";
+}
+
+describe("queue.lua", () => {
+  it("admits up to capacity at once, then queues; a freed slot goes to the head, not to a newcomer", async () => {
+    const k = keys();
+    expect(await enter(k, "a")).toEqual(["ADMITTED"]);
+    expect(await enter(k, "b")).toEqual(["ADMITTED"]);
+    expect(await enter(k, "c")).toEqual(["QUEUED", "0"]);
+    expect(await enter(k, "d")).toEqual(["QUEUED", "1"]);
+    expect(await poll(k, "d")).toEqual(["QUEUED", "1"]);
+    await q(k, "exit", "a");
+    // A newcomer sees a queue and waits behind it, although a slot is free.
+    expect(await enter(k, "e")).toEqual(["QUEUED", "2"]);
+    expect(await poll(k, "d")).toEqual(["QUEUED", "1"]);
+    expect(await poll(k, "c")).toEqual(["ADMITTED"]);
+    expect(await poll(k, "c")).toEqual(["ADMITTED"]);
+    expect(await q(k, "depth")).toEqual([2, 2]);
+  });
+
+  it("higher bands go first; FIFO within a band", async () => {
+    const k = keys();
+    await enter(k, "x", 1, "t", 1);
+    await enter(k, "n1", 1, "t", 1);
+    await enter(k, "low", 0, "t", 1);
+    await enter(k, "n2", 1, "t", 1);
+    await enter(k, "high", 2, "t", 1);
+    const order: string[] = [];
+    let cur = "x";
+    const waiting = ["low", "n2", "n1", "high"];
+    while (waiting.length > 0) {
+      cur = await releaseAndAdmit(k, cur, waiting);
+      order.push(cur);
+      waiting.splice(waiting.indexOf(cur), 1);
+    }
+    expect(order).toEqual(["high", "n1", "n2", "low"]);
+  });
+
+  it("tenants interleave: a tenant with a backlog does not starve a later one", async () => {
+    const k = keys();
+    await enter(k, "x", 1, "a", 1);
+    for (let i = 0; i < 4; i++) await enter(k, `a${i}`, 1, "a", 1);
+    for (let i = 0; i < 2; i++) await enter(k, `b${i}`, 1, "b", 1);
+    const waiting = ["a0", "a1", "a2", "a3", "b0", "b1"];
+    const order: string[] = [];
+    let cur = "x";
+    while (waiting.length > 0) {
+      cur = await releaseAndAdmit(k, cur, [...waiting].reverse());
+      order.push(cur);
+      waiting.splice(waiting.indexOf(cur), 1);
+    }
+    expect(order.slice(0, 4).sort()).toEqual(["a0", "a1", "b0", "b1"]);
+    expect(order.indexOf("a0")).toBeLessThan(order.indexOf("a1"));
+  });
+
+  it("an entry not polled within entry_ttl_ms expires (crashed gateway) and never takes a slot", async () => {
+    const k = keys();
+    await enter(k, "x", 1, "t", 1);
+    expect(await enter(k, "dead", 1, "t", 1, 150)).toEqual(["QUEUED", "0"]);
+    expect(await enter(k, "live", 1, "t", 1, 5000)).toEqual(["QUEUED", "1"]);
+    await sleep(250);
+    await q(k, "exit", "x");
+    expect(await poll(k, "live", 1)).toEqual(["ADMITTED"]);
+    expect(await poll(k, "dead", 1)).toEqual(["GONE"]);
+    expect(await q(k, "depth")).toEqual([0, 1]);
+  });
+
+  it("a slot not renewed within slot_ttl_ms is freed; renew keeps it", async () => {
+    const k = keys();
+    expect(await q(k, "enter", "s1", 1, "t", 1, 5000, 150)).toEqual(["ADMITTED"]);
+    expect(await q(k, "enter", "s2", 1, "t", 1, 5000, 150)).toEqual(["QUEUED", "0"]);
+    await sleep(100);
+    expect(await q(k, "renew", 150, "s1", "unknown")).toBe(1);
+    await sleep(100);
+    expect(await q(k, "poll", "s2", 1, 5000, 150)).toEqual(["QUEUED", "0"]);
+    await sleep(200);
+    expect(await q(k, "poll", "s2", 1, 5000, 150)).toEqual(["ADMITTED"]);
+  });
+
+  it("refuses malformed arguments", async () => {
+    const k = keys();
+    await expect(q(k, "enter", "", 1, "t", 1, 100, 100)).rejects.toThrow(/id must not be empty/);
+    await expect(q(k, "enter", "i", 3, "t", 1, 100, 100)).rejects.toThrow(/band/);
+    await expect(q(k, "enter", "i", 1, "t", 0, 100, 100)).rejects.toThrow(/capacity/);
+    await expect(q(k, "nope")).rejects.toThrow(/unknown op/);
+  });
+});

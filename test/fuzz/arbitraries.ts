@@ -138,6 +138,7 @@ export function mutatedConfig(valid: Array<Record<string, Json>>): fc.Arbitrary<
     return JSON.stringify(doc);
   });
   return fc.oneof(
+    { weight: 1, arbitrary: fc.constantFrom(...valid).map((v) => JSON.stringify(v)) },
     { weight: 4, arbitrary: asObject },
     { weight: 1, arbitrary: fc.tuple(asObject, fc.nat()).map(([t, cut]) => t.slice(0, cut % (t.length + 1))) },
     { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v) ?? "") },

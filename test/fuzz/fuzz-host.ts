@@ -18,6 +18,8 @@ export const HOSTS = ["10.0.0.1:8000", "10.0.0.2:8000", "10.0.0.3:8000"];
 export const FUZZ_RUNS = Number(process.env.FUZZ_RUNS ?? 0) || 0;
 export const FUZZ_SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 export const runs = (inTest: number) => (FUZZ_RUNS > 0 ? FUZZ_RUNS : inTest);
+/** Per-test time limit: the default runs fit well inside a minute; larger runs get an hour. */
+export const FUZZ_TIMEOUT_MS = FUZZ_RUNS > 0 ? 3_600_000 : 60_000;
 
 const embedded = lua as unknown as Record<string, string>;
 const names = Object.keys(embedded).filter((k) => k.endsWith("_SHA")).map((k) => k.slice(0, -4));

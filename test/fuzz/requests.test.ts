@@ -6,7 +6,7 @@
 // Seeded and bounded here; FUZZ_RUNS / FUZZ_SEED (npm run soak) run more.
 import { afterAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { CLUSTER, FUZZ_SEED, FuzzHost, outcome, runs, saneReply, type Answer } from "./fuzz-host.js";
+import { CLUSTER, FUZZ_SEED, FuzzHost, outcome, runs, FUZZ_TIMEOUT_MS, saneReply, type Answer } from "./fuzz-host.js";
 import { apiPath, body, chunking, chunks, respReply } from "./arbitraries.js";
 
 const config = { lb_policy: "global_least_request", lb_config: { serviceFQDN: "redis.static", servicePort: 6379, timeout: 500, leaseTTL: 5, failurePenalty: 1 } };
@@ -44,7 +44,7 @@ describe("fuzz: request bodies through the release .wasm", () => {
       { seed: FUZZ_SEED, numRuns: runs(400) });
     expect(fuzz.totals.grants).toBeGreaterThan(50); // the bodies reached Redis picks, not only fallbacks
     expect(fuzz.totals.releases).toBeGreaterThanOrEqual(fuzz.totals.grants);
-  });
+  }, FUZZ_TIMEOUT_MS);
 });
 
 describe("fuzz: RESP replies to the plugin's Redis calls", () => {
@@ -59,5 +59,5 @@ describe("fuzz: RESP replies to the plugin's Redis calls", () => {
       return oneRequest(fuzz, "/v1/chat/completions", b, [], end, answer);
     }), { seed: FUZZ_SEED, numRuns: runs(600) });
     expect(fuzz.totals.grants).toBeGreaterThan(20);
-  });
+  }, FUZZ_TIMEOUT_MS);
 });

@@ -130,10 +130,11 @@ export function mutatedConfig(valid: Array<Record<string, Json>>): fc.Arbitrary<
       const target = objs[at % objs.length];
       const keys = Object.keys(target);
       const key = keys.length ? keys[at % keys.length] : name;
-      if (Array.isArray(target)) { if (kind === "delete") target.splice(Number(key), 1); else target[Number(key) || 0] = value; continue; }
+      const fresh = structuredClone(value); // constants are shared between runs: never insert one twice
+      if (Array.isArray(target)) { if (kind === "delete") target.splice(Number(key), 1); else target[Number(key) || 0] = fresh; continue; }
       if (kind === "delete") delete target[key];
-      else if (kind === "set") target[key] = value;
-      else target[name] = value;
+      else if (kind === "set") target[key] = fresh;
+      else target[name] = fresh;
     }
     return JSON.stringify(doc);
   });

@@ -28,6 +28,12 @@ export interface ChaosTally {
   resetByUpstream: number;
   /** Ended by a killed gateway (connection refused or cut). */
   gatewayDown: number;
+  /**
+   * 503 from the gateway's router because the upstream connection was closed before
+   * response headers (Envoy's UC reply, e.g. a pooled keep-alive connection the pod closed as
+   * it was reused): the transport's, not the plugin's.
+   */
+  upstreamConnection: number;
   pluginFailed: number;
   failures: string[];
 }
@@ -35,7 +41,7 @@ export interface ChaosTally {
 type Fault = "none" | "abort" | "reset";
 
 export class ChaosLoad {
-  readonly tally: ChaosTally = { sent: 0, completed: 0, abortedByClient: 0, resetByUpstream: 0, gatewayDown: 0, pluginFailed: 0, failures: [] };
+  readonly tally: ChaosTally = { sent: 0, completed: 0, abortedByClient: 0, resetByUpstream: 0, gatewayDown: 0, upstreamConnection: 0, pluginFailed: 0, failures: [] };
   inFlight = 0;
   private running = false;
   private loops: Promise<void>[] = [];
@@ -79,9 +85,10 @@ export class ChaosLoad {
     else if (fault === "reset") this.tally.resetByUpstream++;
     else if (ended.status === 200 && ended.complete) this.tally.completed++;
     else if (!target.alive) this.tally.gatewayDown++;
+    else if (ended.status === 503 && ended.body?.startsWith("upstream connect error or disconnect/reset before headers. reset reason: connection termination")) this.tally.upstreamConnection++;
     else {
       this.tally.pluginFailed++;
-      if (this.tally.failures.length < 20) this.tally.failures.push(`${target.url}: status ${ended.status} ${ended.complete ? "complete" : "cut"} ${ended.error ?? ""}`.trim());
+      if (this.tally.failures.length < 20) this.tally.failures.push(`${new Date().toISOString()} ${target.url}: status ${ended.status} ${ended.complete ? "complete" : "cut"} ${ended.error ?? ""} ${ended.body ?? ""}`.trim());
     }
   }
 }
@@ -89,13 +96,16 @@ export class ChaosLoad {
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** A streaming chat request; abortAfterMs destroys it from the client side after that long. */
-export function streamChat(url: string, model: string, maxTokens: number, headers: Record<string, string>, abortAfterMs: number | null = null): Promise<{ status: number; complete: boolean; error?: string }> {
+export interface Ending { status: number; complete: boolean; error?: string; /** Start of a non-200 body. */ body?: string }
+
+export function streamChat(url: string, model: string, maxTokens: number, headers: Record<string, string>, abortAfterMs: number | null = null): Promise<Ending> {
   return new Promise((resolve) => {
     let settled = false;
-    const done = (v: { status: number; complete: boolean; error?: string }) => { if (!settled) { settled = true; resolve(v); } };
+    let head = "";
+    const done = (v: Ending) => { if (!settled) { settled = true; resolve(head ? { ...v, body: head } : v); } };
     const body = JSON.stringify({ model, messages: [{ role: "user", content: "chaos" }], max_tokens: maxTokens, ignore_eos: true, stream: true });
     const req = http.request(`${url}/v1/chat/completions`, { method: "POST", agent: false, headers }, (res) => {
-      res.on("data", () => {});
+      res.on("data", (c: Buffer) => { if (res.statusCode !== 200 && head.length < 200) head += c.toString("utf8").slice(0, 200 - head.length); });
       res.on("end", () => done({ status: res.statusCode ?? 0, complete: res.complete }));
       res.on("error", (e) => done({ status: res.statusCode ?? 0, complete: false, error: e.message }));
       res.on("close", () => done({ status: res.statusCode ?? 0, complete: res.complete }));

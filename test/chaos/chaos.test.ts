@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startLocalStack, spawnGatewayProcess, redisLbConfig, type GatewayProcess, type LocalStack } from "../../host-test/local-stack.js";
-import { ChaosLoad, SharedCounts, sleep, timeToExact, type Target } from "../../bench/chaos-load.js";
+import { ChaosLoad, SharedCounts, sleep, timeToExact, type ChaosTally, type Target } from "../../bench/chaos-load.js";
 
 const LEASE_TTL_S = 2;
 const GATEWAY_HEAL_MS = LEASE_TTL_S * 1000 + 1000;
@@ -53,7 +53,7 @@ describe("chaos: 4 gateways, one Redis, faults under load", () => {
       return load.tally;
     };
 
-    const tallies = [];
+    const tallies: ChaosTally[] = [];
     tallies.push(await phase("baseline", GATEWAY_HEAL_MS, async () => Date.now()));
     tallies.push(await phase("redis-paused", REDIS_HEAL_MS, async () => {
       stack.redis.pause();

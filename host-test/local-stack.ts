@@ -3,6 +3,9 @@
 // `outbound|8000||vllm.static` of every pod with /metrics health checks, the Redis service as
 // `outbound|<port>||redis.static`, one route `llm`). Used by `npm start` and the e2e tests.
 // Failure behaviour: anything that fails to start stops what was already started, then rethrows.
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { stringify } from "yaml";
 import { startRedis, type RedisFixture } from "./redis-server.js";
 import { startSimFleet, type SimFleet } from "./sim/fleet.js";
@@ -112,4 +115,36 @@ export async function startLocalStack(o: LocalStackOptions): Promise<LocalStack>
     await close();
     throw e;
   }
+}
+
+export interface GatewayProcess {
+  url: string;
+  /** SIGKILL: no release, no goodbye; resolves once the process is gone. */
+  kill(): Promise<void>;
+}
+
+/**
+ * One more gateway as its own process (`host-test/cli/gateway.ts`) in front of the stack's pods and
+ * Redis, so a test can kill it as a crashed replica dies. Resolves with its URL once it listens.
+ * `dir` holds its YAML (the caller owns and removes it).
+ */
+export async function spawnGatewayProcess(stack: LocalStack, plugin: Record<string, unknown>, dir: string, name = "gw"): Promise<GatewayProcess> {
+  const file = join(dir, `${name}.yaml`);
+  writeFileSync(file, localGatewayYaml({
+    endpoints: stack.fleet.pods.map((p) => `${p.host}:${p.port}`), redisPort: stack.redis.port,
+    plugin, workers: 1, healthCheckMs: 1000, adminPort: null, wasm: join(process.cwd(), "build/ai-load-balancer.wasm"),
+  }));
+  const child = spawn(process.execPath, ["--import", "tsx", "host-test/cli/gateway.ts", "--config", file], { stdio: ["ignore", "pipe", "inherit"] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (c: Buffer) => { out += c; const m = /listening on (http:\/\/\S+)/.exec(out); if (m) resolve(m[1]); });
+    child.once("exit", (code) => reject(new Error(`gateway exited ${code}: ${out}`)));
+  });
+  child.stdout!.resume();
+  const kill = () => new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once("exit", () => resolve());
+    child.kill("SIGKILL");
+  });
+  return { url, kill };
 }

@@ -16,6 +16,10 @@ export interface RedisFixture {
   stop(): Promise<void>;
   /** Starts it again on the same port (after stop()). */
   start(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open, nothing is answered until resume(). */
+  pause(): void;
+  /** Thaws it (SIGCONT): queued commands run in arrival order. */
+  resume(): void;
 }
 
 function waitForPort(host: string, port: number, timeoutMs: number): Promise<void> {
@@ -83,8 +87,10 @@ async function startRedisContainer(): Promise<RedisFixture> {
     if (id) execFileSync("docker", ["rm", "-f", id], { stdio: "ignore" });
     id = null;
   };
+  // docker pause/unpause freeze the container's processes (the cgroup freezer), as SIGSTOP/SIGCONT do.
+  const freeze = (verb: "pause" | "unpause") => () => { if (id) execFileSync("docker", [verb, id], { stdio: "ignore" }); };
   await start();
-  return { host, port, url: `redis://${host}:${port}`, owned: true, stop, start };
+  return { host, port, url: `redis://${host}:${port}`, owned: true, stop, start, pause: freeze("pause"), resume: freeze("unpause") };
 }
 
 export async function startRedis(): Promise<RedisFixture> {
@@ -94,7 +100,8 @@ export async function startRedis(): Promise<RedisFixture> {
     const host = u.hostname;
     const port = Number(u.port || 6379);
     const refuse = async () => { throw new Error("REDIS_URL is set: this fixture does not own the server"); };
-    return { host, port, url: fromEnv, owned: false, stop: refuse, start: refuse };
+    const refuseNow = () => { throw new Error("REDIS_URL is set: this fixture does not own the server"); };
+    return { host, port, url: fromEnv, owned: false, stop: refuse, start: refuse, pause: refuseNow, resume: refuseNow };
   }
   const bin = redisServerBinary();
   if (bin === null) {
@@ -115,6 +122,8 @@ export async function startRedis(): Promise<RedisFixture> {
     if (!c || c.exitCode !== null) return;
     await new Promise<void>((resolve) => { c.once("exit", () => resolve()); c.kill("SIGKILL"); });
   };
+  // setpriv execs redis-server, so the child's pid is the server's own.
+  const signal = (sig: NodeJS.Signals) => () => { if (child && child.exitCode === null) child.kill(sig); };
   await start();
-  return { host, port, url: `redis://${host}:${port}`, owned: true, stop, start };
+  return { host, port, url: `redis://${host}:${port}`, owned: true, stop, start, pause: signal("SIGSTOP"), resume: signal("SIGCONT") };
 }

@@ -3,12 +3,11 @@
 // concurrency and returns to 0 after every kind of stream ending; a killed gateway's counts expire.
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import http from "node:http";
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { startLocalStack, localGatewayYaml, redisLbConfig, MODEL_CLUSTER, ROUTE_NAME, type LocalStack } from "../../host-test/local-stack.js";
+import { startLocalStack, spawnGatewayProcess, redisLbConfig, MODEL_CLUSTER, ROUTE_NAME, type LocalStack } from "../../host-test/local-stack.js";
 
 const LEASE_TTL_S = 2;
 const plugin = (port: number) => ({
@@ -97,21 +96,11 @@ describe("4 gateways x 2 VMs sharing one Redis", () => {
   it("a killed gateway's counts are gone after the lease TTL", async () => {
     const dir = mkdtempSync(join(tmpdir(), "llmlb-"));
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const file = join(dir, "gw.yaml");
-    writeFileSync(file, localGatewayYaml({
-      endpoints: stack.fleet.pods.map((p) => `${p.host}:${p.port}`), redisPort: stack.redis.port,
-      plugin: plugin(stack.redis.port), workers: 1, healthCheckMs: 1000, adminPort: null,
-      wasm: join(process.cwd(), "build/ai-load-balancer.wasm"),
-    }));
-    const child = spawn(process.execPath, ["--import", "tsx", "host-test/cli/gateway.ts", "--config", file], { stdio: ["ignore", "pipe", "inherit"] });
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = "";
-      child.stdout!.on("data", (c: Buffer) => { out += c; const m = /listening on (http:\/\/\S+)/.exec(out); if (m) resolve(m[1]); });
-      child.once("exit", (code) => reject(new Error(`gateway exited ${code}: ${out}`)));
-    });
+    const gw = await spawnGatewayProcess(stack, plugin(stack.redis.port), dir);
+    const url = gw.url;
     const flights = [fly(url, 2000), fly(url, 2000), fly(url, 2000)];
     await eventually(async () => (await total()) === 3);
-    child.kill("SIGKILL"); // no release will ever come from it
+    await gw.kill(); // no release will ever come from it
     await Promise.all(flights.map((f) => f.done));
     expect(await total()).toBe(3);
     await new Promise((r) => setTimeout(r, LEASE_TTL_S * 1000 + 300));

@@ -92,5 +92,6 @@ export const ResponseFlag = {
   UO: 0x80, // UpstreamOverflow
   NR: 0x100, // NoRouteFound
   DC: 0x4000, // DownstreamConnectionTermination
+  NC: 0x1000000, // NoClusterFound
 } as const;
 export type ResponseFlagName = keyof typeof ResponseFlag;

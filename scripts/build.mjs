@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { bundleLuaScripts } from "./lua-bundle.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const SCRIPTS = ["acquire", "release", "renew", "reconcile", "inspect", "prefix", "charge", "prefix_write"];
+const SCRIPTS = ["acquire", "release", "renew", "reconcile", "inspect", "prefix", "charge", "prefix_write", "score"];
 
 function writeIfChanged(path, text) {
   if (existsSync(path) && readFileSync(path, "utf8") === text) return;

@@ -1,6 +1,7 @@
 // cluster_hash's slot table against golden picks from an independent TypeScript statement of
 // Higress's algorithm (test/helpers/higress-cluster-hash.ts), including non-ASCII and obs-text keys.
-import { ClusterWeight, SlotTable } from "../policy/cluster_hash/slots";
+import { SlotTable } from "../policy/cluster_hash/slots";
+import { WeightedCluster as ClusterWeight } from "../config/cluster_hash_settings";
 import { GOLDEN_KEYS, GOLDEN_PICKS, GOLDEN_WEIGHTS } from "./cluster_hash_golden";
 
 function bytesOf(a: u8[]): Uint8Array {

@@ -4,7 +4,7 @@ import { parseJsonString } from "../json/parse";
 import { ConfigErrors, ConfigReader } from "../config/reader";
 import { Xorshift } from "../util/prng";
 import { ClusterMetricsSettings, parseClusterMetricsSettings, parseMode, MODE_ADAPTIVE_SCORE, MODE_LEAST_BUSY,
-  MODE_LEAST_TOTAL_LATENCY, MODE_LEAST_FIRST_TOKEN_LATENCY } from "../policy/cluster_metrics/settings";
+  MODE_LEAST_TOTAL_LATENCY, MODE_LEAST_FIRST_TOKEN_LATENCY } from "../config/cluster_metrics_settings";
 import { AdaptiveState, ScoreWeights, adaptiveScore, ewma } from "../policy/cluster_metrics/adaptive";
 import { PickWindow, SampleRing } from "../policy/cluster_metrics/samples";
 import { ServiceBoard } from "../policy/cluster_metrics/board";

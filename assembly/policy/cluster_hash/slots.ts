@@ -4,15 +4,12 @@
 // on wasip1, so int(Sum32()) is never negative and the index is the plain unsigned remainder.
 // Not a hash ring: changing any weight remaps keys (as in Higress). Pure, never traps.
 import { fnv1a32Bytes } from "../../util/fnv";
-
-export class ClusterWeight {
-  constructor(public cluster: string, public weight: i32) {}
-}
+import { WeightedCluster } from "../../config/cluster_hash_settings";
 
 export class SlotTable {
   readonly slots: string[] = [];
 
-  constructor(entries: ClusterWeight[]) {
+  constructor(entries: WeightedCluster[]) {
     for (let i = 0; i < entries.length; i++) {
       for (let w = 0; w < entries[i].weight; w++) this.slots.push(entries[i].cluster);
     }

@@ -12,7 +12,7 @@
 import { Xorshift } from "../../util/prng";
 import { AdaptiveState, ScoreWeights, adaptiveScore } from "./adaptive";
 import { PickWindow, SampleRing } from "./samples";
-import { ClusterMetricsSettings, MODE_ADAPTIVE_SCORE, MODE_LEAST_BUSY, MODE_LEAST_FIRST_TOKEN_LATENCY } from "./settings";
+import { ClusterMetricsSettings, MODE_ADAPTIVE_SCORE, MODE_LEAST_BUSY, MODE_LEAST_FIRST_TOKEN_LATENCY } from "../../config/cluster_metrics_settings";
 
 export class ServiceStats {
   ongoing: i64 = 0;

@@ -4,7 +4,7 @@
 // difference): a misspelt `mode` or `metrics_missing_policy` is refused (Higress: silently random /
 // silently least_busy), `rate_limit` must be in (0, 1] and 1 means no limit, `failure_cooldown_ms: 0`
 // disables the cooldown (Higress: 0 means 30000), negative sizes are refused (Higress: 16).
-import { ConfigReader } from "../../config/reader";
+import { ConfigReader } from "./reader";
 
 export const MODE_LEAST_BUSY = 0;
 export const MODE_LEAST_TOTAL_LATENCY = 1;

@@ -68,11 +68,11 @@ export class ServiceBoard {
   select(nowMs: f64, rng: Xorshift): i32 {
     if (this.size == 1) return 0;
     const mode = this.s.mode;
-    if (mode == MODE_ADAPTIVE_SCORE) return this.lowestWithTies(this.adaptiveCandidates(nowMs, rng), rng);
+    if (mode == MODE_ADAPTIVE_SCORE) return this.lowest(this.adaptiveCandidates(nowMs, rng), rng);
     const c = this.allowed();
     const scored = new Array<ScoredService>();
     for (let k = 0; k < c.length; k++) scored.push(new ScoredService(c[k], this.metric(mode, c[k])));
-    return this.lowestWithTies(scored, rng);
+    return this.lowest(scored, rng);
   }
 
   /** AdaptiveScore's candidates with their local scores (p2c-sampled). */
@@ -98,7 +98,7 @@ export class ServiceBoard {
   }
 
   /** The lowest score, ties broken uniformly at random. */
-  private lowestWithTies(c: ScoredService[], rng: Xorshift): i32 {
+  lowest(c: ScoredService[], rng: Xorshift): i32 {
     let best = -1;
     let bestScore = Infinity;
     let ties: u32 = 0;

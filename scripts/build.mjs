@@ -1,5 +1,6 @@
-// npm run build: embeds lua/ into assembly/generated/lua.ts, then compiles the plugin twice:
-// build/ai-load-balancer.wasm (release, -O3) and build/ai-load-balancer.debug.wasm (assertions on).
+// npm run build: embeds lua/ into assembly/generated/lua.ts, then compiles the plugin with the two
+// targets of asconfig.json: `asc --target release` (build/ai-load-balancer.wasm, -O3 --noAssert)
+// and `asc --target debug` (build/ai-load-balancer.debug.wasm, assertions on).
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync, readFileSync, existsSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -48,7 +49,6 @@ function asc(args) {
 
 generateLuaModule();
 mkdirSync(join(root, "build"), { recursive: true });
-const common = ["assembly/index.ts", "--use", "abort=abort_proc_exit", "--exportStart", "_initialize", "--runtime", "incremental"];
-asc([...common, "-O3", "--noAssert", "-o", "build/ai-load-balancer.wasm"]);
-asc([...common, "--debug", "-o", "build/ai-load-balancer.debug.wasm"]);
+asc(["--config", "asconfig.json", "--target", "release"]);
+asc(["--config", "asconfig.json", "--target", "debug"]);
 console.log("built build/ai-load-balancer.wasm and build/ai-load-balancer.debug.wasm");

@@ -1,12 +1,12 @@
 // Specs of endpoint_metrics' pure picking: GIE/Higress bands and filter tree (expected survivors
 // worked out by hand from the algorithm), weighted scores, saturation, stale-metric correction.
 import { MetricsSettings } from "../config/metrics_settings";
-import { HostView } from "../metrics_policy/host_view";
-import { allIndices, highestBand, lowestBand } from "../metrics_policy/bands";
-import { filterTree } from "../metrics_policy/filter_tree";
-import { inverseRangeScores, loraScore, weightedScores } from "../metrics_policy/weighted";
-import { isSaturated, saturationLevel, unsaturated } from "../metrics_policy/saturation";
-import { adapterNamed } from "../metrics_policy/adapter";
+import { HostView } from "../services/metrics_view/host_view";
+import { allIndices, highestBand, lowestBand } from "../policy/endpoint_metrics/bands";
+import { filterTree } from "../policy/endpoint_metrics/filter_tree";
+import { inverseRangeScores, loraScore, weightedScores } from "../policy/endpoint_metrics/weighted";
+import { isSaturated, saturationLevel, unsaturated } from "../policy/endpoint_metrics/saturation";
+import { adapterNamed } from "../policy/endpoint_metrics/adapter";
 import { staleView, view } from "./endpoint_helpers";
 
 // Defaults: loraQueueThreshold 50, queueThreshold 5, kvThreshold 0.8, queueLimit 5, kvLimit 0.8,

@@ -1,6 +1,6 @@
 // Builders for the endpoint_metrics specs: a HostView with hand-set engine metrics.
 import { EngineMetrics } from "../metrics/engine_metrics";
-import { HostView } from "../metrics_policy/host_view";
+import { HostView } from "../services/metrics_view/host_view";
 
 export function view(address: string, waiting: f64, kv: f64, running: f64 = 0, lora: string[] = [], maxLora: i32 = 0): HostView {
   const m = new EngineMetrics();

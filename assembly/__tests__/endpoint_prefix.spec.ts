@@ -1,5 +1,5 @@
 // The weighted scorer's prefix term: the share of the request's prefix levels each host served.
-import { prefixScores } from "../metrics_policy/prefix_signal";
+import { prefixScores } from "../policy/endpoint_metrics/prefix_signal";
 
 describe("prefixScores", () => {
   it("the deepest level a host holds, over the number of levels", () => {

@@ -1,6 +1,6 @@
 // HostView's stale-scrape corrections: requests in flight beyond what the server reported count
 // as waiting and scale the KV use up in proportion.
-import { HostView } from "../metrics_policy/host_view";
+import { HostView } from "../services/metrics_view/host_view";
 import { EngineMetrics } from "../metrics/engine_metrics";
 
 function view(running: f64, waiting: f64, kv: f64, inflight: f64): HostView {

@@ -1,7 +1,7 @@
 // Specs of the rate_limit pick window (Higress's sliding window: last N picks within T) and of
 // the shared-data codec of parsed host reports.
-import { PickWindow } from "../metrics_policy/pick_window";
-import { HostReport, decodeReport, encodeReport } from "../metrics_policy/codec";
+import { PickWindow } from "../policy/endpoint_metrics/pick_window";
+import { HostReport, decodeReport, encodeReport } from "../services/metrics_view/codec";
 import { EngineMetrics, parseEngineMetrics } from "../metrics/engine_metrics";
 import { VLLM_V0X_METRICS } from "./metrics_fixtures";
 

@@ -1,5 +1,5 @@
 // Per-host latency EWMAs: time to first byte preferred over total time once observed.
-import { LatencyTracker } from "../metrics_policy/latency";
+import { LatencyTracker } from "../services/metrics_view/latency";
 
 describe("LatencyTracker", () => {
   it("unknown hosts read NaN; the first sample sets the average, later ones move it by alpha", () => {

@@ -1,9 +1,9 @@
 // Upstream host parsing (Higress pair map of ip:port -> JSON), candidate sets, local least request,
 // the pair-map codec and the circuit breaker.
 import { Pair, serializePairs, deserializePairs } from "../host/pairs";
-import { parseUpstreamHosts } from "../lb/upstream_hosts";
-import { CandidateCache, makeCandidateSet } from "../lb/candidates";
-import { LocalLeastRequest } from "../lb/local_least";
+import { parseUpstreamHosts } from "../services/candidates/upstream_hosts";
+import { CandidateCache, makeCandidateSet } from "../services/candidates/candidates";
+import { LocalLeastRequest } from "../services/candidates/local_least";
 import { CircuitBreaker } from "../redis/breaker";
 import { Xorshift } from "../util/prng";
 

@@ -13,37 +13,34 @@ import * as host from "../host/calls";
 import { Pair } from "../host/pairs";
 import { LbConfig } from "../config/lb_config";
 import { Policy } from "../policy/policy";
-import { Verdict } from "../policy/verdict";
-import { Pool } from "../lease/pool";
-import { Lease } from "../lease/lease";
-import { RequestBody } from "../request/body";
-import { LbRoot } from "./root";
+import { Verdict } from "../services/request/verdict";
+import { RequestBody } from "../services/request/body";
+import { LbRequest, StreamPort, PRIORITY_HIGH, PRIORITY_LOW, PRIORITY_NORMAL } from "../services/request/request";
+import { Plugin } from "./plugin";
 
 const enum Phase { Idle = 0, AwaitBody = 1, Deciding = 2, Decided = 3 }
 const CONTINUE: u32 = 0;
 const STOP: u32 = 1; // StopIteration (headers) == StopIterationAndBuffer (data)
 const STOP_WATERMARK: u32 = 2; // StopIterationAndWatermark (data)
 
-export const PRIORITY_LOW: i32 = -1;
-export const PRIORITY_NORMAL: i32 = 0;
-export const PRIORITY_HIGH: i32 = 1;
+/** The stream's side of StreamPort: what policies and accounting call to report a decision. */
+class Port extends StreamPort {
+  constructor(private s: LbStream) { super(); }
+  alive(): bool { return this.s.alive(); }
+  enterAsync(): bool { return this.s.enterAsync(); }
+  finishAsync(v: Verdict): void { this.s.finishAsync(v); }
+  resumeWith(h: string, reason: string, load: string): void { this.s.resumeWith(h, reason, load); }
+  resumePass(): void { this.s.resumePass(); }
+  resumeShed(load: string): void { this.s.resumeShed(load); }
+  shed(load: string): void { this.s.shed(load); }
+}
 
 export class LbStream extends Context {
-  root: LbRoot;
+  plugin: Plugin;
   cfg: LbConfig | null = null;
   policy: Policy | null = null;
-  pool: Pool | null = null;
-  route: string = "";
-  cluster: string = "";
-  body: RequestBody | null = null;
-  cost: i64 = 1;
-  limit: i64 = 0;
-  priority: i32 = PRIORITY_NORMAL;
-  leaseId: string = "";
-  lease: Lease | null = null;
-  pickedHost: string = "";
-  reason: string = "";
-  load: string = "";
+  /** The request record policies see; set once a rule with a policy matched. */
+  req: LbRequest | null = null;
   responseStatus: i32 = 0;
   /** When the pick was applied (ms), for time-to-first-byte observations. */
   private pickedAtMs: f64 = 0;
@@ -51,9 +48,9 @@ export class LbStream extends Context {
   private held: bool = false;
   private ended: bool = false;
 
-  constructor(id: u32, root: LbRoot) {
-    super(id, root as RootContext);
-    this.root = root;
+  constructor(id: u32, root: RootContext, plugin: Plugin) {
+    super(id, root);
+    this.plugin = plugin;
   }
 
   alive(): bool { return !this.ended; }
@@ -63,22 +60,26 @@ export class LbStream extends Context {
   }
 
   private requestHeaders(endOfStream: bool): u32 {
-    const route = host.getPropertyString(["route_name"]);
-    const cluster = host.getPropertyString(["cluster_name"]);
+    const routeName = host.getPropertyString(["route_name"]);
+    const clusterName = host.getPropertyString(["cluster_name"]);
     const authority = host.getHeader(host.MapType.RequestHeaders, ":authority");
-    this.route = route === null ? "" : route;
-    this.cluster = cluster === null ? "" : cluster;
-    const cfg = this.root.select(this.route, authority === null ? "" : authority, this.cluster);
+    const route = routeName === null ? "" : routeName;
+    const cluster = clusterName === null ? "" : clusterName;
+    const cfg = this.plugin.select(route, authority === null ? "" : authority, cluster);
     if (cfg === null) return CONTINUE;
-    const policy = this.root.policyFor(cfg);
+    const policy = this.plugin.policyFor(cfg);
     if (policy === null) return CONTINUE;
     this.cfg = cfg;
     this.policy = policy;
-    this.pool = this.root.poolFor(cfg, this.route, this.cluster);
-    this.priority = this.readPriority(cfg);
+    const r = new LbRequest(cfg, new Port(this), this.plugin.services.candidates);
+    this.req = r;
+    r.route = route;
+    r.cluster = cluster;
+    r.pool = this.plugin.poolFor(cfg, route, cluster);
+    r.priority = this.readPriority(cfg);
     if (!policy.needsBody()) return this.decide(true);
     if (endOfStream) {
-      if (cfg.bodilessRequests == "passthrough") { this.root.stats.passed(); return CONTINUE; }
+      if (cfg.bodilessRequests == "passthrough") { this.plugin.stats.passed(); return CONTINUE; }
       return this.decide(true);
     }
     this.phase = Phase.AwaitBody;
@@ -94,26 +95,29 @@ export class LbStream extends Context {
     if (this.phase == Phase.Deciding) return STOP_WATERMARK;
     if (this.phase != Phase.AwaitBody) return CONTINUE;
     const cfg = this.cfg!;
+    const r = this.req!;
     if (!endOfStream) {
       if (<i64>size <= cfg.maxBodyBytes) return STOP;
       // Too large to buffer: decide without the body (cost from size only), let the rest flow.
-      this.body = new RequestBody(new Uint8Array(0), true);
-      this.cost = this.costOf(cfg, <i64>size);
+      r.body = new RequestBody(new Uint8Array(0), true);
+      r.cost = costOf(cfg, r.body, <i64>size);
       const v = this.decide(false);
       return v == STOP ? STOP_WATERMARK : v;
     }
     const bytes = host.getBufferBytes(host.BufferType.RequestBody, 0, <u32>size);
-    this.body = new RequestBody(bytes === null ? new Uint8Array(0) : Uint8Array.wrap(bytes), bytes === null);
+    r.body = new RequestBody(bytes === null ? new Uint8Array(0) : Uint8Array.wrap(bytes), bytes === null);
     return this.decide(false);
   }
 
   /** Runs the policy; returns the filter action for the current callback. */
   private decide(inHeaders: bool): u32 {
     const cfg = this.cfg!;
-    if (this.body !== null && !this.body!.truncated) this.cost = this.costOf(cfg, <i64>this.body!.length);
-    this.limit = this.limitFor(cfg);
+    const r = this.req!;
+    const body = r.body;
+    if (body !== null && !body.truncated) r.cost = costOf(cfg, body, <i64>body.length);
+    r.limit = limitFor(cfg, r.priority);
     this.phase = Phase.Deciding;
-    const v = this.policy!.decide(this);
+    const v = this.policy!.decide(r);
     if (v == Verdict.Pending) {
       this.held = true;
       return STOP;
@@ -125,18 +129,8 @@ export class LbStream extends Context {
       return CONTINUE;
     }
     if (v == Verdict.Rejected) return STOP;
-    this.root.stats.passed();
+    this.plugin.stats.passed();
     return CONTINUE;
-  }
-
-  private costOf(cfg: LbConfig, bodyLength: i64): i64 {
-    if (cfg.costMode == "bytes") return bodyLength > 0 ? bodyLength : 1;
-    if (cfg.costMode == "tokens") {
-      const b = this.body;
-      const t = b !== null && !b.truncated ? b.estimatedTokens() : (bodyLength + 3) / 4;
-      return t > 0 ? t : 1;
-    }
-    return 1;
   }
 
   private readPriority(cfg: LbConfig): i32 {
@@ -148,20 +142,11 @@ export class LbStream extends Context {
     return PRIORITY_NORMAL;
   }
 
-  /** The load limit for this request: none for high priority, a fraction of it for low. */
-  private limitFor(cfg: LbConfig): i64 {
-    if (cfg.maxRequestCount <= 0 || this.priority == PRIORITY_HIGH) return 0;
-    if (this.priority == PRIORITY_LOW) {
-      const l = <i64>Math.floor(<f64>cfg.maxRequestCount * cfg.lowPriorityFraction);
-      return l > 0 ? l : 1;
-    }
-    return cfg.maxRequestCount;
-  }
-
   /** Applies pickedHost to the current (effective) stream. */
   private apply(): void {
     const cfg = this.cfg!;
-    const h = this.pickedHost;
+    const r = this.req!;
+    const h = r.pickedHost;
     if (cfg.destinationHeader.length > 0) {
       host.setProperty(["clear_route_cache"], "off");
       host.replaceHeader(host.MapType.RequestHeaders, cfg.destinationHeader, h);
@@ -169,10 +154,10 @@ export class LbStream extends Context {
     this.pickedAtMs = host.nowMillis();
     const st = host.setUpstreamOverrideHost(h);
     if (st != host.Status.Ok) {
-      this.root.stats.overrideRefusedOne();
+      this.plugin.stats.overrideRefusedOne();
       host.log(host.LogLevel.Warn, "override host " + h + " refused with status " + st.toString());
     }
-    if (cfg.detailLog) host.log(host.LogLevel.Info, "picked " + h + " reason=" + this.reason + " load=" + this.load + " cost=" + this.cost.toString());
+    if (cfg.detailLog) host.log(host.LogLevel.Info, "picked " + h + " reason=" + r.reason + " load=" + r.load + " cost=" + r.cost.toString());
   }
 
   private enter(): bool {
@@ -191,7 +176,8 @@ export class LbStream extends Context {
 
   /** Ends an async decision whose verdict came from the policy (a Redis reply on the root). */
   finishAsync(v: Verdict): void {
-    if (v == Verdict.Picked) this.resumeWith(this.pickedHost, this.reason, this.load);
+    const r = this.req!;
+    if (v == Verdict.Picked) this.resumeWith(r.pickedHost, r.reason, r.load);
     else if (v == Verdict.Pass) this.resumePass();
     else if (v == Verdict.Rejected) { this.phase = Phase.Decided; this.held = false; }
     // Pending: another callback (the lease) resumes the stream.
@@ -201,9 +187,10 @@ export class LbStream extends Context {
   resumeWith(h: string, reason: string, load: string): void {
     if (!this.enter()) return;
     this.phase = Phase.Decided;
-    this.pickedHost = h;
-    this.reason = reason;
-    this.load = load;
+    const r = this.req!;
+    r.pickedHost = h;
+    r.reason = reason;
+    r.load = load;
     this.apply();
     this.continueHeld();
   }
@@ -211,7 +198,7 @@ export class LbStream extends Context {
   resumePass(): void {
     if (!this.enter()) return;
     this.phase = Phase.Decided;
-    this.root.stats.passed();
+    this.plugin.stats.passed();
     this.continueHeld();
   }
 
@@ -225,9 +212,10 @@ export class LbStream extends Context {
   /** Answers 429/503 at once with Retry-After (no upstream request is made). */
   shed(load: string): void {
     const cfg = this.cfg!;
-    this.reason = "shed";
-    this.load = load;
-    this.root.stats.shedOne();
+    const r = this.req!;
+    r.reason = "shed";
+    r.load = load;
+    this.plugin.stats.shedOne();
     const headers: Pair[] = [new Pair("retry-after", cfg.retryAfterSeconds.toString()), new Pair("content-type", "application/json")];
     if (cfg.debugHeader.length > 0) headers.push(new Pair(cfg.debugHeader, "reason=shed;load=" + load));
     host.sendLocalResponse(cfg.shedStatus, "llmlb_shed",
@@ -238,12 +226,15 @@ export class LbStream extends Context {
   onResponseHeaders(_n: u32, _endOfStream: bool): FilterHeadersStatusValues {
     const s = host.getHeader(host.MapType.ResponseHeaders, ":status");
     if (s !== null) this.responseStatus = I32.parseInt(s);
-    if (this.pickedHost.length > 0 && this.pickedAtMs > 0) this.root.onFirstByte(this.pickedHost, host.nowMillis() - this.pickedAtMs);
-    const cfg = this.cfg;
-    if (cfg !== null && cfg.debugHeader.length > 0 && this.pickedHost.length > 0) {
+    const r = this.req;
+    if (r === null) return FilterHeadersStatusValues.Continue;
+    if (r.pickedHost.length > 0 && this.pickedAtMs > 0) this.plugin.onFirstByte(r.pickedHost, host.nowMillis() - this.pickedAtMs);
+    const cfg = r.cfg;
+    if (cfg.debugHeader.length > 0 && r.pickedHost.length > 0) {
       host.replaceHeader(host.MapType.ResponseHeaders, cfg.debugHeader,
-        "host=" + this.pickedHost + ";reason=" + this.reason + (this.load.length > 0 ? ";load=" + this.load : ""));
+        "host=" + r.pickedHost + ";reason=" + r.reason + (r.load.length > 0 ? ";load=" + r.load : ""));
     }
+    this.policy!.onResponseHeaders(r, this.responseStatus);
     return FilterHeadersStatusValues.Continue;
   }
 
@@ -261,11 +252,33 @@ export class LbStream extends Context {
   private finish(): void {
     if (this.ended) return;
     this.ended = true;
-    const lease = this.lease;
-    if (lease !== null && !lease.released) this.root.accounting.release(lease, this.failed());
+    const r = this.req;
+    if (r === null) return;
+    const lease = r.lease;
+    if (lease !== null && !lease.released) this.plugin.services.accounting.release(lease, this.failed());
+    this.policy!.onStreamDone(r);
   }
 
   onDone(): bool { return true; }
   onLog(): void { this.finish(); }
   onDelete(): void { this.finish(); }
+}
+
+function costOf(cfg: LbConfig, b: RequestBody | null, bodyLength: i64): i64 {
+  if (cfg.costMode == "bytes") return bodyLength > 0 ? bodyLength : 1;
+  if (cfg.costMode == "tokens") {
+    const t = b !== null && !b.truncated ? b.estimatedTokens() : (bodyLength + 3) / 4;
+    return t > 0 ? t : 1;
+  }
+  return 1;
+}
+
+/** The load limit for this request: none for high priority, a fraction of it for low. */
+function limitFor(cfg: LbConfig, priority: i32): i64 {
+  if (cfg.maxRequestCount <= 0 || priority == PRIORITY_HIGH) return 0;
+  if (priority == PRIORITY_LOW) {
+    const l = <i64>Math.floor(<f64>cfg.maxRequestCount * cfg.lowPriorityFraction);
+    return l > 0 ? l : 1;
+  }
+  return cfg.maxRequestCount;
 }

@@ -1,14 +1,25 @@
-// The shape every policy has: decide() when the request is ready (headers, and the body when the
-// policy needs it); the stream releases what was acquired when it ends (Accounting.release).
+// The shape every policy has. A policy implements decide() and overrides only the hooks it needs;
+// the others are no-ops. The filter calls them in this order for each request of a rule using it:
+//   needsBody()            at request headers: hold the headers and buffer the body first?
+//   decide(r)              when the request is ready: Picked (r.pickedHost set), Pass, Rejected
+//                          (shed), or Pending (a Redis reply resumes the stream through r.port)
+//   onResponseHeaders(r,s) upstream response headers arrived with status s
+//   onStreamDone(r)        the stream ended, however it ended (after the lease was released)
+// A policy sees the request record (LbRequest) and the shared services, never the HTTP stream.
 import { LbConfig } from "../config/lb_config";
-import { Verdict } from "./verdict";
-import { LbStream } from "../filter/stream";
+import { Verdict } from "../services/request/verdict";
+import { LbRequest } from "../services/request/request";
+import { Services } from "../services/services";
 
 export abstract class Policy {
-  constructor(public cfg: LbConfig) {}
+  constructor(public cfg: LbConfig, public services: Services) {}
 
   /** Whether the decision needs the request body (else it is made from headers alone). */
   needsBody(): bool { return true; }
 
-  abstract decide(s: LbStream): Verdict;
+  abstract decide(r: LbRequest): Verdict;
+
+  onResponseHeaders(_r: LbRequest, _status: i32): void {}
+
+  onStreamDone(_r: LbRequest): void {}
 }

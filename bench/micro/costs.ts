@@ -19,7 +19,8 @@ interface Entry {
 
 async function compile(): Promise<Entry> {
   let binary: Uint8Array | null = null;
-  const { error, stderr } = await asc.main(["bench/micro/entry.ts", "-O3", "--noAssert", "--runtime", "incremental", "--outFile", "micro.wasm"], {
+  const { error, stderr } = await asc.main(["bench/micro/entry.ts", "-O3", "--noAssert", "--runtime", "incremental", "--outFile", "micro.wasm",
+    "--config", "scripts/asconfig-standalone.json"], {
     writeFile(name: string, contents: Uint8Array | string) { if (name.endsWith(".wasm") && typeof contents !== "string") binary = contents; },
   });
   if (error || binary === null) throw new Error(`asc failed: ${error?.message}\n${stderr.toString()}`);

@@ -5,8 +5,8 @@ import { parseJson } from "../../assembly/json/parse";
 import { KeyOptions, prefixLevelKeys } from "../../assembly/prefix/keys";
 import { parseEngineMetrics } from "../../assembly/metrics/engine_metrics";
 import { utf8DecodeLossy } from "../../assembly/util/utf8";
-import { parseUpstreamHosts } from "../../assembly/lb/upstream_hosts";
-import { metricsTextOf } from "../../assembly/metrics_policy/extract";
+import { parseUpstreamHosts } from "../../assembly/services/candidates/upstream_hosts";
+import { metricsTextOf } from "../../assembly/services/metrics_view/extract";
 
 let input: Uint8Array = new Uint8Array(0);
 let text: string = "";

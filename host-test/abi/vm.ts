@@ -12,11 +12,7 @@ import type { PluginHost } from "./plugin-host.js";
 import { RootContext } from "./root-context.js";
 import type { HttpStream } from "./stream.js";
 import { buildImports } from "./imports/index.js";
-
-/** Thrown by the WASI proc_exit import to unwind the guest; never escapes `invoke`. */
-export class ProcExit extends Error {
-  constructor(readonly code: number) { super(`proc_exit(${code})`); }
-}
+import { ProcExit } from "./proc-exit.js";
 
 export type GuestContext = RootContext | HttpStream;
 

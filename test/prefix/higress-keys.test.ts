@@ -17,6 +17,7 @@ async function compileEntry(): Promise<KeyEntry> {
   let binary: Uint8Array | null = null;
   const { error, stderr } = await asc.main([
     "assembly/__tests__/prefix_keys_entry.ts", "--runtime", "stub", "--exportRuntime", "-O2", "--outFile", "entry.wasm",
+    "--config", "scripts/asconfig-standalone.json", // not the plugin's asconfig.json (asc reads it by default)
   ], {
     writeFile(name: string, contents: Uint8Array | string) {
       if (name.endsWith(".wasm") && typeof contents !== "string") binary = contents;

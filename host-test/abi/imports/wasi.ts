@@ -3,7 +3,8 @@
 // do not exist, proc_exit fails the VM. Registered under both wasi_snapshot_preview1 and
 // wasi_unstable. Failure behaviour: WASI errno values (8 EBADF, 21 EFAULT, 52 ENOSYS, 58 ENOTSUP).
 import { randomFillSync } from "node:crypto";
-import { ProcExit, type WasmVm } from "../vm.js";
+import { ProcExit } from "../proc-exit.js";
+import type { WasmVm } from "../vm.js";
 import type { ImportTable } from "./types.js";
 
 const ESUCCESS = 0, EBADF = 8, EFAULT = 21, ENOSYS = 52, ENOTSUP = 58;

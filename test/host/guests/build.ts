@@ -34,6 +34,8 @@ export async function buildGuest(name: GuestName): Promise<string> {
   // (Envoy provides no env.abort).
   await run(path.join(root, "node_modules/.bin/asc"), [
     path.join(here, `${name}.ts`), "-o", tmp, "--runtime", "stub", "--use", "abort=", "-O1",
+    // Not the plugin's asconfig.json (asc reads ./asconfig.json by default and adds its entries).
+    "--config", "scripts/asconfig-standalone.json",
   ], { cwd: root });
   renameSync(tmp, out);
   writeFileSync(stamp, hash);

@@ -1,0 +1,115 @@
+// What one root context (VM + plugin) holds for its streams: the parsed configuration, the policy
+// of each rule (built by policy/registry.ts), Redis clients and accounting pools, the shared
+// services and the plugin's metrics. The root context owns one; each stream reads it.
+import * as host from "../host/calls";
+import { LbConfig } from "../config/lb_config";
+import { MatchInput, PluginConfig } from "../config/rules";
+import { RedisClient } from "../redis/client";
+import { Pool } from "../services/lease/pool";
+import { Accounting } from "../services/lease/accounting";
+import { Services } from "../services/services";
+import { Stats } from "../services/stats";
+import { Policy } from "../policy/policy";
+import { makePolicy } from "../policy/registry";
+import { Xorshift } from "../util/prng";
+
+const TICK_MS: u32 = 1000;
+
+export class Plugin {
+  config: PluginConfig = new PluginConfig();
+  stats: Stats;
+  /** What policies use besides their request (accounting, candidates, rng, metrics runtime). */
+  services: Services;
+  private clients: Map<string, RedisClient> = new Map();
+  private pools: Map<string, Pool> = new Map();
+  private policies: Map<usize, Policy> = new Map();
+
+  constructor(rng: Xorshift) {
+    const stats = new Stats();
+    this.stats = stats;
+    // Lease ids must be unique across every gateway VM sharing Redis: a random per-VM tag.
+    this.services = new Services(rng, stats, new Accounting(rng, stats, rng.next().toString(36)));
+  }
+
+  /** Adopts a parsed configuration: builds each rule's policy and Redis client; returns the tick period (ms, 0: none). */
+  configure(cfg: PluginConfig): i64 {
+    this.config = cfg;
+    this.clients.clear();
+    this.pools.clear();
+    this.policies.clear();
+    this.services.reset();
+    let needTick = false;
+    const all = cfg.all();
+    for (let i = 0; i < all.length; i++) {
+      const c = all[i];
+      const p = makePolicy(c, this.services);
+      if (p !== null) this.policies.set(changetype<usize>(c), p);
+      if (c.usesRedis()) { this.clientFor(c); needTick = true; }
+      this.services.candidates.addStatic(c);
+    }
+    let tickMs: i64 = needTick ? <i64>TICK_MS : 0;
+    const mr = this.services.metricsRuntimeIfAny();
+    if (mr !== null && mr.tickPeriodMs() > 0) tickMs = tickMs == 0 ? mr.tickPeriodMs() : min(tickMs, mr.tickPeriodMs());
+    return tickMs;
+  }
+
+  private clientFor(c: LbConfig): RedisClient | null {
+    const r = c.redis;
+    if (r === null) return null;
+    const key = r.cluster + "\n" + r.username + "\n" + r.password + "\n" + r.timeoutMs.toString();
+    if (this.clients.has(key)) return this.clients.get(key);
+    const client = new RedisClient(r.cluster, r.username, r.password, r.timeoutMs, c.breakerFailures, <f64>c.breakerOpenMs);
+    client.init(host.nowMillis());
+    this.clients.set(key, client);
+    return client;
+  }
+
+  select(route: string, authority: string, cluster: string): LbConfig | null {
+    return this.config.select(new MatchInput(route, authority, cluster));
+  }
+
+  policyFor(c: LbConfig): Policy | null {
+    const k = changetype<usize>(c);
+    return this.policies.has(k) ? this.policies.get(k) : null;
+  }
+
+  poolFor(c: LbConfig, route: string, cluster: string): Pool | null {
+    if (!c.usesRedis()) return null;
+    const key = changetype<usize>(c).toString() + "\n" + route + "\n" + cluster;
+    if (this.pools.has(key)) return this.pools.get(key);
+    const client = this.clientFor(c);
+    if (client === null) return null;
+    const pool = new Pool(c, client, route, cluster);
+    this.pools.set(key, pool);
+    return pool;
+  }
+
+  tick(now: f64): void {
+    const clients = this.clients.values();
+    for (let i = 0; i < clients.length; i++) clients[i].sweep(now);
+    const pools = this.pools.values();
+    for (let i = 0; i < pools.length; i++) this.services.accounting.tick(pools[i], now);
+    const mr = this.services.metricsRuntimeIfAny();
+    if (mr !== null) mr.onTick(now);
+  }
+
+  /** An http-call answer for endpoint_metrics' scraper; false when the token is not ours. */
+  onHttpCallResponse(token: u32, bodySize: u32, now: f64): bool {
+    const mr = this.services.metricsRuntimeIfAny();
+    return mr !== null && mr.onHttpCallResponse(token, bodySize, now);
+  }
+
+  /** Upstream response headers arrived for a request this plugin placed on `address`. */
+  onFirstByte(address: string, ms: f64): void {
+    const mr = this.services.metricsRuntimeIfAny();
+    if (mr !== null) mr.latency.observeFirstByte(address, ms);
+  }
+
+  onRedisResponse(token: u32, status: u32, size: u32): void {
+    const now = host.nowMillis();
+    const clients = this.clients.values();
+    for (let i = 0; i < clients.length; i++) {
+      if (clients[i].onResponse(token, status, size, now)) return;
+    }
+  }
+}

@@ -1,0 +1,42 @@
+// rate_limit: a host above its share of the last window_size picks (within window_seconds)
+// yields to a random other candidate, one under its share if any. The window is shared by the
+// gateway's VMs (shared data) unless rateLimitScope is vm (Higress).
+// Inputs: candidates, the chosen host. Config: rate_limit, window_size, window_seconds,
+// rateLimitScope. Failure behaviour: no other candidate -> the chosen host stays.
+import { LbConfig } from "../../config/lb_config";
+import { CandidateSet } from "../../services/candidates/candidates";
+import { Xorshift } from "../../util/prng";
+import { SharedPicks } from "./shared_picks";
+
+export class RateLimit {
+  readonly picks: SharedPicks;
+
+  constructor(private cfg: LbConfig) {
+    const s = cfg.metrics;
+    this.picks = new SharedPicks("", s.rateLimitScope == "gateway", s.windowSize, <f64>s.windowSeconds * 1000);
+  }
+
+  /** The host to use instead of `chosen` ("" to keep it); records the final pick in the window. */
+  redirect(c: CandidateSet, chosen: string, now: f64, rng: Xorshift): string {
+    const limit = this.cfg.metrics.rateLimit;
+    // One window per candidate set: the same name in every VM of the gateway.
+    this.picks.key = "llmlb.empicks|" + this.cfg.keyPrefix + "|" + c.fp;
+    this.picks.refresh();
+    let other = "";
+    if (this.picks.window.overLimit(chosen, limit, now)) other = this.otherHost(c, chosen, limit, now, rng.nextBelow(<u32>c.size));
+    this.picks.record(other.length > 0 ? other : chosen, now);
+    return other;
+  }
+
+  /** A random candidate other than `chosen`, preferring those under the limit; "" if none. */
+  private otherHost(c: CandidateSet, chosen: string, limit: f64, now: f64, start: u32): string {
+    let fallback = "";
+    for (let k = 0; k < c.size; k++) {
+      const h = c.hosts[(<i32>start + k) % c.size];
+      if (h == chosen) continue;
+      if (!this.picks.window.overLimit(h, limit, now)) return h;
+      if (fallback.length == 0) fallback = h;
+    }
+    return fallback;
+  }
+}

@@ -1,0 +1,52 @@
+// The candidate set of a request: hosts of the routed cluster whose health status is allowed
+// (Higress: only "Healthy"), or the configured static list (stock Envoy, no Higress ABI).
+// Sorted, with a fingerprint that names the set in Redis (acquire.lua's `cand:<fp>` key), cached
+// per VM so an unchanged host list costs one comparison of keys and health, not a sort + hash.
+import { fnv1a64Hex } from "../../util/fnv";
+import { HostSnapshot } from "./upstream_hosts";
+
+export class CandidateSet {
+  constructor(public hosts: string[], public fp: string) {}
+  get size(): i32 { return this.hosts.length; }
+  has(address: string): bool {
+    // Binary search: hosts are sorted.
+    let lo = 0;
+    let hi = this.hosts.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const v = this.hosts[mid];
+      if (v == address) return true;
+      if (v < address) lo = mid + 1; else hi = mid - 1;
+    }
+    return false;
+  }
+}
+
+export function makeCandidateSet(hosts: string[]): CandidateSet {
+  const sorted = hosts.slice(0);
+  sorted.sort((a: string, b: string): i32 => (a < b ? -1 : a > b ? 1 : 0));
+  // Drop duplicates (a static list may repeat a host).
+  const unique = new Array<string>();
+  for (let i = 0; i < sorted.length; i++) {
+    if (i == 0 || sorted[i] != sorted[i - 1]) unique.push(sorted[i]);
+  }
+  return new CandidateSet(unique, fnv1a64Hex(unique.join(",")));
+}
+
+export class CandidateCache {
+  private lastKey: string = "\u0000";
+  private last: CandidateSet = new CandidateSet([], "");
+
+  fromSnapshot(snapshot: HostSnapshot, allowed: string[]): CandidateSet {
+    const picked = new Array<string>();
+    for (let i = 0; i < snapshot.hosts.length; i++) {
+      const h = snapshot.hosts[i];
+      if (allowed.includes(h.health)) picked.push(h.address);
+    }
+    const key = picked.join(",");
+    if (key == this.lastKey) return this.last;
+    this.lastKey = key;
+    this.last = makeCandidateSet(picked);
+    return this.last;
+  }
+}

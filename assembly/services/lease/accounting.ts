@@ -1,0 +1,215 @@
+// Acquire and release of leases, shared by every Redis-backed policy:
+// - acquireLeast: lua/acquire.lua through EVALSHA; the reply resumes the stream (or releases at
+//   once when the stream ended meanwhile: a client abort must not leak a count);
+// - release: fire-and-forget lua/release.lua, counted (failures are metered; the lease then
+//   expires by its TTL); a failed request adds a short penalty lease to its host;
+// - tick: renew this VM's open leases (so leases stay short while streams may be long) and
+//   reconcile expired leases of every pool (crashed gateways heal even without traffic);
+// - fallback: while Redis is unavailable, per-VM least request over the same candidates;
+// - acquireHost: a lease on a host the policy already chose (lua/charge.lua), falling back to a
+//   local lease on that same host; an optional observer sees every lease begin and end.
+import { RedisReplyHandler, LuaScript } from "../../redis/client";
+import { RespValue } from "../../redis/resp";
+import { CandidateSet } from "../candidates/candidates";
+import { LocalLeastRequest } from "../candidates/local_least";
+import { Lease } from "./lease";
+import { Pool } from "./pool";
+import { ACQUIRE_SCRIPT, CHARGE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT, RECONCILE_SCRIPT } from "./scripts";
+import { Verdict } from "../request/verdict";
+import { LbRequest } from "../request/request";
+import { Stats } from "../stats";
+import { Xorshift } from "../../util/prng";
+import * as host from "../../host/calls";
+
+const RENEW_BATCH = 256;
+const LEAST_REQUEST_CALL = new AcquireCall(ACQUIRE_SCRIPT, [], [], "least_request");
+const RECONCILE_EVERY_MS: f64 = 5000;
+const RECONCILE_BATCH = "64";
+
+/** Status string of a script reply array (first element), "" if not an array. */
+export function replyStatus(reply: RespValue | null): string {
+  if (reply === null || reply.items.length == 0) return "";
+  return reply.items[0].str;
+}
+
+export function replyItem(reply: RespValue, i: i32): string {
+  return i < reply.items.length ? reply.items[i].str : "";
+}
+
+/** What a policy adds to an acquire: a script with acquire.lua's KEYS/ARGV head (lua/README.md). */
+export class AcquireCall {
+  /** fixedHost: the host a charge-type script leases; the fallback then leases it locally too. */
+  constructor(public script: LuaScript, public extraKeys: string[], public extraArgs: string[], public defaultReason: string,
+    public fixedHost: string = "") {}
+}
+
+/** Sees each lease start and end (endpoint_metrics measures per-host latency with it). */
+export abstract class LeaseObserver {
+  abstract onLeased(lease: Lease, now: f64): void;
+  abstract onReleased(lease: Lease, now: f64): void;
+}
+
+class AcquireReply extends RedisReplyHandler {
+  constructor(public acc: Accounting, public s: LbRequest, public pool: Pool, public c: CandidateSet,
+    public call: AcquireCall, public withList: bool) { super(); }
+
+  onReply(ok: bool, reply: RespValue | null): void {
+    this.acc.onAcquireReply(this, ok, reply);
+  }
+}
+
+class CountingHandler extends RedisReplyHandler {
+  constructor(public stats: Stats, public what: string) { super(); }
+  onReply(ok: bool, reply: RespValue | null): void {
+    if (!ok || reply === null || reply.isError()) {
+      this.stats.redisBackgroundFailures();
+      if (reply !== null && reply.isError()) host.log(host.LogLevel.Warn, this.what + " failed: " + reply.str);
+    }
+  }
+}
+
+export class Accounting {
+  readonly local: LocalLeastRequest = new LocalLeastRequest();
+  private readonly background: CountingHandler;
+  private leaseSeq: u64 = 0;
+  observer: LeaseObserver | null = null;
+
+  constructor(public rng: Xorshift, public stats: Stats, public vmTag: string) {
+    this.background = new CountingHandler(stats, "release/renew/reconcile");
+  }
+
+  newLeaseId(): string {
+    this.leaseSeq++;
+    return this.vmTag + ":" + this.leaseSeq.toString(36);
+  }
+
+  /** Pick the least-loaded candidate of the stream's pool and take a lease on it. */
+  acquireLeast(s: LbRequest, c: CandidateSet): Verdict {
+    return this.acquire(s, c, LEAST_REQUEST_CALL);
+  }
+
+  /**
+   * A lease on `h`, chosen by the policy (lua/charge.lua: same keys and accounting as acquire.lua,
+   * no pick). Without Redis configured the lease is local (this VM's counts), with `reason`.
+   */
+  acquireHost(s: LbRequest, c: CandidateSet, h: string, reason: string): Verdict {
+    if (s.pool === null) {
+      this.leaseLocally(s, h);
+      s.reason = reason;
+      this.stats.otherPick();
+      return Verdict.Picked;
+    }
+    return this.acquire(s, c, new AcquireCall(CHARGE_SCRIPT, [], [h], reason, h));
+  }
+
+  /** Runs `call` (acquire.lua or a script extending it) for the stream; Pending, or the fallback. */
+  acquire(s: LbRequest, c: CandidateSet, call: AcquireCall): Verdict {
+    const pool = s.pool;
+    const now = host.nowMillis();
+    // evalScript checks readiness itself (and may let this call through as the breaker's probe).
+    if (pool === null) return this.fallback(s, c, call.fixedHost);
+    if (!this.sendAcquire(s, pool, c, call, pool.mustSendCandidates(c, now), now)) return this.fallback(s, c, call.fixedHost);
+    return Verdict.Pending;
+  }
+
+  private leaseLocally(s: LbRequest, h: string): void {
+    this.local.acquire(h, s.cost);
+    const lease = new Lease("", null, h, s.cost);
+    s.lease = lease;
+    s.pickedHost = h;
+    this.observeLeased(lease);
+  }
+
+  private observeLeased(lease: Lease): void {
+    const o = this.observer;
+    if (o !== null) o.onLeased(lease, host.nowMillis());
+  }
+
+  private sendAcquire(s: LbRequest, pool: Pool, c: CandidateSet, call: AcquireCall, withList: bool, now: f64): bool {
+    if (s.leaseId.length == 0) s.leaseId = this.newLeaseId();
+    const args = pool.acquireArgs(s.leaseId, s.cost, s.limit, <u32>(this.rng.next() >> 33), c, withList, call.extraArgs);
+    const keys = pool.acquireKeys(c).concat(call.extraKeys);
+    return pool.redis.evalScript(call.script, keys, args, new AcquireReply(this, s, pool, c, call, withList), now);
+  }
+
+  /** Per-VM least request (or a local lease on `fixedHost`): Redis is down, or answered something unusable. */
+  fallback(s: LbRequest, c: CandidateSet, fixedHost: string = ""): Verdict {
+    const h = fixedHost.length > 0 ? fixedHost : this.local.pick(c, this.rng);
+    if (h.length == 0) return Verdict.Pass;
+    this.leaseLocally(s, h);
+    s.reason = "local_fallback";
+    this.stats.fallbackPick();
+    return Verdict.Picked;
+  }
+
+  onAcquireReply(r: AcquireReply, ok: bool, reply: RespValue | null): void {
+    const s = r.s;
+    const now = host.nowMillis();
+    const status = ok && reply !== null && !reply.isError() ? replyStatus(reply) : "";
+    if (status == "NEED_CANDIDATES" && !r.withList) {
+      // Redis lost (or never had) this candidate set: send it once, same stream.
+      r.pool.forgetSync();
+      if (this.sendAcquire(s, r.pool, r.c, r.call, true, now)) return;
+    }
+    if (status == "OK") {
+      if (r.withList) r.pool.markSynced(r.c, now);
+      const lease = new Lease(s.leaseId, r.pool, replyItem(reply!, 1), s.cost);
+      r.pool.active.add(lease.id);
+      s.lease = lease;
+      this.observeLeased(lease);
+      this.stats.redisPick();
+      if (!s.port.alive()) { this.release(lease, false); return; }
+      const reason = replyItem(reply!, 3);
+      s.port.resumeWith(lease.host, reason.length > 0 ? reason : r.call.defaultReason, replyItem(reply!, 2));
+      return;
+    }
+    if (!s.port.alive()) return;
+    if (status == "SHED") {
+      s.port.resumeShed(replyItem(reply!, 2));
+      return;
+    }
+    if (reply !== null && reply.isError()) host.log(host.LogLevel.Warn, "acquire failed: " + reply.str);
+    // Network error, timeout, NO_CANDIDATE, a script error: never fail the request for it.
+    const v = this.fallback(s, r.c, r.call.fixedHost);
+    if (v == Verdict.Picked) s.port.resumeWith(s.pickedHost, s.reason, "");
+    else s.port.resumePass();
+  }
+
+  /** Exactly once per lease (Lease.released guards it). */
+  release(lease: Lease, failed: bool): void {
+    if (lease.released) return;
+    lease.released = true;
+    const o = this.observer;
+    if (o !== null) o.onReleased(lease, host.nowMillis());
+    const pool = lease.pool;
+    if (pool === null) {
+      this.local.release(lease.host, lease.cost);
+      return;
+    }
+    pool.active.delete(lease.id);
+    const penalty: i64 = failed ? pool.cfg.failurePenalty : 0;
+    const now = host.nowMillis();
+    if (!pool.redis.evalScript(RELEASE_SCRIPT, pool.baseKeys(), pool.releaseArgs(lease.id, penalty), this.background, now)) {
+      // Not sent (Redis down): the lease expires after leaseTTL, which removes its count.
+      this.stats.redisBackgroundFailures();
+    }
+  }
+
+  /** Renew open leases at a third of the TTL; reconcile expired ones every few seconds. */
+  tick(pool: Pool, now: f64): void {
+    if (pool.active.size > 0 && now - pool.lastRenewMs >= <f64>pool.cfg.leaseTtlMs / 3) {
+      pool.lastRenewMs = now;
+      const ids = pool.active.values();
+      for (let start = 0; start < ids.length; start += RENEW_BATCH) {
+        const args: string[] = [pool.cfg.leaseTtlMs.toString()];
+        const end = min(start + RENEW_BATCH, ids.length);
+        for (let i = start; i < end; i++) args.push(ids[i]);
+        pool.redis.evalScript(RENEW_SCRIPT, pool.baseKeys(), args, this.background, now);
+      }
+    }
+    if (now - pool.lastReconcileMs >= RECONCILE_EVERY_MS) {
+      pool.lastReconcileMs = now;
+      pool.redis.evalScript(RECONCILE_SCRIPT, pool.baseKeys(), [RECONCILE_BATCH], this.background, now);
+    }
+  }
+}

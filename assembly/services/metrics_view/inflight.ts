@@ -1,0 +1,108 @@
+// Fleet in-flight counts per host, for the stale-metric correction (HostView.effectiveWaiting):
+// - with Redis: the pool's load (lua/inspect.lua) read on tick every inflightRefreshMs, plus the
+//   picks this VM made since that read was sent (they may not be in it), minus the requests this
+//   VM finished since (they may still be in it), plus local leases taken while Redis was unavailable;
+// - without Redis: this VM's own leases (Accounting's local counts).
+// Failure behaviour: a failed read keeps the previous counts and folds the picks it covered back
+// into "since", so nothing is forgotten; never throws.
+import { RedisReplyHandler } from "../../redis/client";
+import { RespValue } from "../../redis/resp";
+import { Pool } from "../lease/pool";
+import { INSPECT_SCRIPT } from "../lease/scripts";
+import { LocalLeastRequest } from "../candidates/local_least";
+import { CandidateSet } from "../candidates/candidates";
+
+function addTo(m: Map<string, f64>, k: string, v: f64): void {
+  m.set(k, (m.has(k) ? m.get(k) : 0) + v);
+}
+
+function valueOf(m: Map<string, f64>, k: string): f64 {
+  return m.has(k) ? m.get(k) : 0;
+}
+
+export class PoolInflight {
+  hosts: string[] = [];
+  fleet: Map<string, f64> = new Map();
+  /** Picks of this VM covered by the read in flight, and those made after it was sent. */
+  batch: Map<string, f64> = new Map();
+  since: Map<string, f64> = new Map();
+  reading: bool = false;
+  lastReadMs: f64 = -1e18;
+
+  constructor(public pool: Pool) {}
+
+  count(address: string): f64 {
+    // `since` goes negative for releases of requests the last read already counted.
+    return max(0.0, valueOf(this.fleet, address) + valueOf(this.batch, address) + valueOf(this.since, address));
+  }
+
+  onRead(ok: bool, reply: RespValue | null): void {
+    this.reading = false;
+    if (!ok || reply === null || reply.isError()) {
+      const keys = this.batch.keys();
+      for (let i = 0; i < keys.length; i++) addTo(this.since, keys[i], this.batch.get(keys[i]));
+      this.batch.clear();
+      return;
+    }
+    this.batch.clear();
+    const fresh = new Map<string, f64>();
+    const items = reply.items;
+    for (let i = 0; i + 1 < items.length; i += 2) fresh.set(items[i].str, F64.parseFloat(items[i + 1].str));
+    this.fleet = fresh;
+  }
+}
+
+class InspectReply extends RedisReplyHandler {
+  constructor(public target: PoolInflight) { super(); }
+  onReply(ok: bool, reply: RespValue | null): void { this.target.onRead(ok, reply); }
+}
+
+export class InflightTracker {
+  private pools: Map<usize, PoolInflight> = new Map();
+
+  private of(pool: Pool): PoolInflight {
+    const k = changetype<usize>(pool);
+    if (this.pools.has(k)) return this.pools.get(k);
+    const p = new PoolInflight(pool);
+    this.pools.set(k, p);
+    return p;
+  }
+
+  /** The candidates of the pool's last request: the hosts to read on tick. */
+  remember(pool: Pool | null, c: CandidateSet): void {
+    if (pool === null) return;
+    this.of(pool).hosts = c.hosts;
+  }
+
+  notePick(pool: Pool | null, address: string, cost: f64): void {
+    if (pool === null) return;
+    addTo(this.of(pool).since, address, cost);
+  }
+
+  /** This VM's request ended: its host is freer now, not only after the next read. */
+  noteRelease(pool: Pool | null, address: string, cost: f64): void {
+    if (pool === null) return;
+    addTo(this.of(pool).since, address, -cost);
+  }
+
+  inflight(pool: Pool | null, address: string, local: LocalLeastRequest): f64 {
+    const own = <f64>local.load(address);
+    if (pool === null) return own;
+    return this.of(pool).count(address) + own;
+  }
+
+  tick(now: f64, refreshMs: f64): void {
+    const all = this.pools.values();
+    for (let i = 0; i < all.length; i++) {
+      const p = all[i];
+      if (p.reading || p.hosts.length == 0 || now - p.lastReadMs < refreshMs) continue;
+      p.lastReadMs = now;
+      // The picks made so far are what this read can already see.
+      const keys = p.since.keys();
+      for (let j = 0; j < keys.length; j++) addTo(p.batch, keys[j], p.since.get(keys[j]));
+      p.since.clear();
+      p.reading = p.pool.redis.evalScript(INSPECT_SCRIPT, [p.pool.keyLoad], p.hosts, new InspectReply(p), now);
+      if (!p.reading) p.onRead(false, null);
+    }
+  }
+}

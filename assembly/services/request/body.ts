@@ -1,0 +1,66 @@
+// The request body as the policies see it: raw bytes plus a lazily parsed JSON document.
+// A body that is not JSON (or too large) is not an error: policies fall back to plain least request.
+import { JsonValue } from "../../json/value";
+import { parseJson } from "../../json/parse";
+
+export class RequestBody {
+  private parsed: bool = false;
+  private root: JsonValue | null = null;
+
+  constructor(public bytes: Uint8Array, public truncated: bool) {}
+
+  get length(): i32 { return this.bytes.length; }
+
+  /** The parsed top-level object, or null for non-JSON / truncated bodies. */
+  json(): JsonValue | null {
+    if (this.parsed) return this.root;
+    this.parsed = true;
+    if (this.truncated || this.bytes.length == 0) return null;
+    const r = parseJson(this.bytes);
+    const v = r.value;
+    if (r.ok && v !== null && v.isObject()) this.root = v;
+    return this.root;
+  }
+
+  stringField(name: string): string {
+    const j = this.json();
+    if (j === null) return "";
+    const v = j.get(name);
+    return v !== null && v.isString() ? v.str() : "";
+  }
+
+  numberField(name: string): f64 {
+    const j = this.json();
+    if (j === null) return 0;
+    const v = j.get(name);
+    return v !== null && v.isNumber() ? v.num() : 0;
+  }
+
+  /** Characters of prompt text: chat message contents, `prompt`, or Responses API `input`. */
+  promptChars(): i64 {
+    const j = this.json();
+    if (j === null) return this.bytes.length;
+    let total: i64 = 0;
+    const messages = j.get("messages");
+    if (messages !== null && messages.isArray()) {
+      const items = messages.arr();
+      for (let i = 0; i < items.length; i++) {
+        const content = items[i].get("content");
+        if (content === null) continue;
+        total += content.isString() ? content.str().length : content.rawEnd - content.rawStart;
+      }
+      return total;
+    }
+    const prompt = j.get("prompt") !== null ? j.get("prompt") : j.get("input");
+    if (prompt !== null) return prompt.isString() ? prompt.str().length : prompt.rawEnd - prompt.rawStart;
+    return this.bytes.length;
+  }
+
+  /** Estimated tokens: prompt chars / 4 + the output budget (max_tokens or max_completion_tokens). */
+  estimatedTokens(): i64 {
+    let out = this.numberField("max_tokens");
+    if (out == 0) out = this.numberField("max_completion_tokens");
+    if (out == 0) out = this.numberField("max_output_tokens");
+    return (this.promptChars() + 3) / 4 + <i64>out;
+  }
+}

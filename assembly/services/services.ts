@@ -1,0 +1,33 @@
+// What a policy may use besides its request: one bundle per root context (VM + plugin), handed to
+// each policy when the registry builds it. Lease accounting (acquire / release / fallback),
+// candidates, the VM's random source and metrics, and endpoint_metrics' shared runtime (created by
+// the first policy that asks for it, reset on every configuration).
+import { Accounting } from "./lease/accounting";
+import { CandidateSource } from "./candidates/source";
+import { MetricsRuntime } from "./metrics_view/runtime";
+import { Stats } from "./stats";
+import { Xorshift } from "../util/prng";
+
+export class Services {
+  readonly candidates: CandidateSource = new CandidateSource();
+  private metrics: MetricsRuntime | null = null;
+
+  constructor(public rng: Xorshift, public stats: Stats, public accounting: Accounting) {}
+
+  /** Drops what belonged to the previous configuration. */
+  reset(): void {
+    this.candidates.reset();
+    this.metrics = null;
+    this.accounting.observer = null;
+  }
+
+  /** endpoint_metrics' shared runtime (scraper, in-flight, latency); created on first use. */
+  metricsRuntime(latencyAlpha: f64): MetricsRuntime {
+    let mr = this.metrics;
+    if (mr === null) { mr = new MetricsRuntime(this.accounting, latencyAlpha); this.metrics = mr; }
+    return mr;
+  }
+
+  /** The runtime if some policy of this configuration uses it. */
+  metricsRuntimeIfAny(): MetricsRuntime | null { return this.metrics; }
+}

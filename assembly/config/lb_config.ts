@@ -7,16 +7,21 @@ import { JsonValue } from "../json/value";
 import { ConfigErrors, ConfigReader } from "./reader";
 import { PrefixSettings, parsePrefixSettings, PREFIX_KEYS } from "./prefix_settings";
 import { MetricsSettings, parseMetricsSettings, METRICS_KEYS } from "./metrics_settings";
+import { ClusterMetricsSettings, parseClusterMetricsSettings, CLUSTER_METRICS_KEYS, MODE_NAMES } from "./cluster_metrics_settings";
+import { ClusterHashSettings, parseClusterHashSettings, CLUSTER_HASH_KEYS } from "./cluster_hash_settings";
+import { EndpointHashSettings, parseEndpointHashSettings, ENDPOINT_HASH_KEYS } from "./endpoint_hash_settings";
 
 export const POLICY_NONE = "none";
 export const POLICY_GLOBAL_LEAST_REQUEST = "global_least_request";
 export const POLICY_PREFIX_CACHE = "prefix_cache";
 export const POLICY_ENDPOINT_METRICS = "endpoint_metrics";
 export const POLICY_CLUSTER_METRICS = "cluster_metrics";
+export const POLICY_CLUSTER_HASH = "cluster_hash";
+export const POLICY_ENDPOINT_HASH = "endpoint_hash";
 export const POLICY_HEADER = "header";
 
 const POLICIES: string[] = [POLICY_GLOBAL_LEAST_REQUEST, POLICY_PREFIX_CACHE, POLICY_ENDPOINT_METRICS,
-  "least_busy", "metrics_based", POLICY_CLUSTER_METRICS, POLICY_HEADER];
+  "least_busy", "metrics_based", POLICY_CLUSTER_METRICS, POLICY_CLUSTER_HASH, POLICY_ENDPOINT_HASH, POLICY_HEADER];
 
 export class RedisSettings {
   /** Envoy cluster name: outbound|<port>||<fqdn>[?db=N]. */
@@ -34,6 +39,8 @@ export class LbConfig {
   keyPrefix: string = "llmlb";
   /** route_cluster: counts per route and cluster (Higress); cluster: shared by every route of a cluster. */
   keyScope: string = "route_cluster";
+  /** The pool's cluster part when it is not the routed cluster (cluster_metrics: its mode). */
+  poolCluster: string = "";
   leaseTtlMs: i64 = 60000;
   candidateTtlMs: i64 = 30000;
   hostStaleMs: i64 = 3600000;
@@ -64,6 +71,9 @@ export class LbConfig {
   endpointHeader: string = "x-llmlb-endpoint";
   prefix: PrefixSettings = new PrefixSettings();
   metrics: MetricsSettings = new MetricsSettings();
+  clusterMetrics: ClusterMetricsSettings = new ClusterMetricsSettings();
+  clusterHash: ClusterHashSettings = new ClusterHashSettings();
+  endpointHash: EndpointHashSettings = new EndpointHashSettings();
 
   usesRedis(): bool { return this.redis !== null; }
 }
@@ -74,11 +84,9 @@ const COMMON_KEYS: string[] = ["serviceFQDN", "servicePort", "serviceHost", "use
   "failurePenalty", "failurePenaltySeconds", "breakerFailures", "breakerOpenSeconds", "destinationHeader",
   "debugHeader", "staticHosts", "healthyStatuses", "bodilessRequests", "maxBodyBytes", "enableDetailLog",
   "header", "logLevel", "keyScope"];
-// Higress's cluster_metrics keys (lb_type: cluster): accepted so configurations migrate unchanged.
-const CLUSTER_METRICS_KEYS: string[] = ["mode", "service_list", "rate_limit", "queue_size", "cluster_header"];
 
 function needsRedis(policy: string): bool {
-  return policy == POLICY_GLOBAL_LEAST_REQUEST || policy == POLICY_PREFIX_CACHE;
+  return policy == POLICY_GLOBAL_LEAST_REQUEST || policy == POLICY_PREFIX_CACHE || policy == POLICY_ENDPOINT_HASH;
 }
 
 function parseRedis(r: ConfigReader, policy: string): RedisSettings | null {
@@ -104,16 +112,37 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
   c.lbType = top.choice("lb_type", "endpoint", ["endpoint", "cluster"]);
   let policy = top.choice("lb_policy", POLICY_NONE, POLICIES);
   if (policy == "least_busy" || policy == "metrics_based") policy = POLICY_ENDPOINT_METRICS;
-  if (c.lbType == "cluster" && policy != POLICY_CLUSTER_METRICS && policy != POLICY_NONE) {
-    errors.add(top.key("lb_policy") + " must be cluster_metrics when lb_type is cluster, got '" + policy + "'");
+  const clusterPolicy = policy == POLICY_CLUSTER_METRICS || policy == POLICY_CLUSTER_HASH;
+  if (policy != POLICY_NONE && (c.lbType == "cluster") != clusterPolicy) {
+    errors.add(top.key("lb_policy") + " " + policy + " needs lb_type " + (clusterPolicy ? "cluster" : "endpoint") + ", got '" + c.lbType + "'");
   }
   c.policy = policy;
   const r = top.child("lb_config");
+  if (policy == POLICY_CLUSTER_HASH) {
+    r.rejectUnknown(CLUSTER_HASH_KEYS);
+    c.clusterHash = parseClusterHashSettings(r);
+    return c;
+  }
   if (policy == POLICY_CLUSTER_METRICS) {
     r.rejectUnknown(CLUSTER_METRICS_KEYS);
-    return c; // accepted for migration; see README (the route keeps its own load balancing)
+    const m = parseClusterMetricsSettings(r);
+    c.clusterMetrics = m;
+    const rs = m.globalInflight ? parseRedis(r, policy) : null;
+    if (rs !== null) {
+      rs.timeoutMs = <u32>m.globalTimeoutMs;
+      c.redis = rs;
+      c.keyPrefix = m.globalKeyPrefix;
+      c.poolCluster = MODE_NAMES[m.mode];
+      c.failurePenalty = 0; // failures cool the service down (failure_cooldown_ms) instead
+    }
+    return c;
   }
-  r.rejectUnknown(COMMON_KEYS.concat(PREFIX_KEYS).concat(METRICS_KEYS));
+  if (policy == POLICY_ENDPOINT_HASH) {
+    r.rejectUnknown(COMMON_KEYS.concat(ENDPOINT_HASH_KEYS));
+    c.endpointHash = parseEndpointHashSettings(r);
+  } else {
+    r.rejectUnknown(COMMON_KEYS.concat(PREFIX_KEYS).concat(METRICS_KEYS));
+  }
   c.redis = parseRedis(r, policy);
   c.keyPrefix = r.str("keyPrefix", c.keyPrefix);
   c.keyScope = r.choice("keyScope", "route_cluster", ["route_cluster", "cluster"]);

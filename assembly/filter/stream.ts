@@ -47,6 +47,7 @@ export class LbStream extends Context {
   private phase: Phase = Phase.Idle;
   private held: bool = false;
   private ended: bool = false;
+  private responseBodySeen: bool = false;
 
   constructor(id: u32, root: RootContext, plugin: Plugin) {
     super(id, root);
@@ -236,6 +237,15 @@ export class LbStream extends Context {
     }
     this.policy!.onResponseHeaders(r, this.responseStatus);
     return FilterHeadersStatusValues.Continue;
+  }
+
+  onResponseBody(size: usize, endOfStream: bool): FilterDataStatusValues {
+    const r = this.req;
+    if (r !== null && !this.responseBodySeen && (size > 0 || endOfStream)) {
+      this.responseBodySeen = true;
+      this.policy!.onFirstResponseBody(r);
+    }
+    return FilterDataStatusValues.Continue;
   }
 
   /** 5xx from the upstream or from Envoy (connect failure, reset, timeout) counts as failed. */

@@ -4,6 +4,7 @@
 //   decide(r)              when the request is ready: Picked (r.pickedHost set), Pass, Rejected
 //                          (shed), or Pending (a Redis reply resumes the stream through r.port)
 //   onResponseHeaders(r,s) upstream response headers arrived with status s
+//   onFirstResponseBody(r) the first response body chunk arrived (time to first token)
 //   onStreamDone(r)        the stream ended, however it ended (after the lease was released)
 // A policy sees the request record (LbRequest) and the shared services, never the HTTP stream.
 import { LbConfig } from "../config/lb_config";
@@ -20,6 +21,8 @@ export abstract class Policy {
   abstract decide(r: LbRequest): Verdict;
 
   onResponseHeaders(_r: LbRequest, _status: i32): void {}
+
+  onFirstResponseBody(_r: LbRequest): void {}
 
   onStreamDone(_r: LbRequest): void {}
 }

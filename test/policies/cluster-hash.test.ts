@@ -15,18 +15,21 @@ let h: TestHost | null = null;
 afterEach(() => { h?.close(); h = null; });
 
 async function hashHost(lbConfig: Record<string, unknown>): Promise<TestHost> {
-  return TestHost.create({ wasm: WASM, configuration: { lb_type: "cluster", lb_policy: "cluster_hash", lb_config: lbConfig }, logLevel: "debug" });
+  return TestHost.create({ wasm: WASM, configuration: { lb_type: "cluster", lb_policy: "cluster_hash", lb_config: lbConfig }, logLevel: "info" });
 }
 
 describe("cluster_hash", () => {
   it("writes Higress's pick for every key into the cluster header, at request headers", async () => {
     h = await hashHost({ clusters: CLUSTERS });
     const seen = new Set<string>();
-    for (let i = 0; i < 300; i++) {
-      const key = i % 7 === 0 ? `用户-${i}` : `consumer-${i}`;
+    const enc = (k: string) => new TextEncoder().encode(k);
+    // A key of the weight-1 cluster, found with the reference, so all three clusters are exercised.
+    const rare = Array.from({ length: 5000 }, (_, i) => `rare-${i}`).find((k) => higressClusterFor(CLUSTERS, enc(k)) === CLUSTERS[2].cluster)!;
+    const keys = [rare, ...Array.from({ length: 200 }, (_, i) => (i % 7 === 0 ? `用户-${i}` : `consumer-${i}`))];
+    for (const key of keys) {
       const s = h.stream({ route: "llm", cluster: null, method: "POST", headers: { "x-mse-consumer": key } });
       expect(s.sendRequestHeaders(false)).toBe(0); // Continue: decided from headers, body flows
-      const want = higressClusterFor(CLUSTERS, new TextEncoder().encode(key));
+      const want = higressClusterFor(CLUSTERS, enc(key));
       expect(s.requestHeaders["x-higress-target-cluster"]).toBe(want);
       seen.add(want);
       s.complete();

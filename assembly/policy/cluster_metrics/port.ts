@@ -1,20 +1,17 @@
 // The StreamPort cluster_metrics puts in front of the stream's while lua/score.lua answers: the
 // accounting reports "picked <service>" through resumeWith (the script's global pick, or the local
 // fallback), which for a cluster policy means "write the cluster header and let the request go on"
-// (no override host). Everything else is passed through unchanged.
+// (no override host). Everything else is passed through (and restores the stream's own port).
 import { StreamPort, LbRequest } from "../../services/request/request";
-import { Verdict } from "../../services/request/verdict";
+import { ForwardingPort } from "../forwarding_port";
 
 /** What the port does with the picked service (the policy implements it: no import circle). */
 export abstract class Placement {
   abstract place(r: LbRequest, service: string, startMs: f64, reason: string): void;
 }
 
-export class ClusterPort extends StreamPort {
-  constructor(private inner: StreamPort, private placement: Placement, private r: LbRequest, private startMs: f64) { super(); }
-  alive(): bool { return this.inner.alive(); }
-  enterAsync(): bool { return this.inner.enterAsync(); }
-  finishAsync(v: Verdict): void { this.inner.finishAsync(v); }
+export class ClusterPort extends ForwardingPort {
+  constructor(inner: StreamPort, private placement: Placement, private r: LbRequest, private startMs: f64) { super(inner); }
   resumeWith(h: string, reason: string, _load: string): void {
     this.r.port = this.inner;
     if (!this.inner.enterAsync()) return;
@@ -23,5 +20,4 @@ export class ClusterPort extends StreamPort {
   }
   resumePass(): void { this.r.port = this.inner; this.inner.resumePass(); }
   resumeShed(load: string): void { this.r.port = this.inner; this.inner.resumeShed(load); }
-  shed(load: string): void { this.inner.shed(load); }
 }

@@ -1,7 +1,6 @@
 // endpoint_hash reuses lua/prefix.lua (one level: the session key), whose reasons are prefix_hit /
 // prefix_miss / prefix_spill; logs and the debug header say sticky_hit / sticky_new / sticky_moved.
-import { StreamPort } from "../../services/request/request";
-import { Verdict } from "../../services/request/verdict";
+import { ForwardingPort } from "../forwarding_port";
 
 export function stickyReason(prefixReason: string): string {
   if (prefixReason == "prefix_hit") return "sticky_hit";
@@ -10,13 +9,6 @@ export function stickyReason(prefixReason: string): string {
   return prefixReason;
 }
 
-export class StickyReasonPort extends StreamPort {
-  constructor(private inner: StreamPort) { super(); }
-  alive(): bool { return this.inner.alive(); }
-  enterAsync(): bool { return this.inner.enterAsync(); }
-  finishAsync(v: Verdict): void { this.inner.finishAsync(v); }
+export class StickyReasonPort extends ForwardingPort {
   resumeWith(h: string, reason: string, load: string): void { this.inner.resumeWith(h, stickyReason(reason), load); }
-  resumePass(): void { this.inner.resumePass(); }
-  resumeShed(load: string): void { this.inner.resumeShed(load); }
-  shed(load: string): void { this.inner.shed(load); }
 }

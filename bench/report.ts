@@ -1,12 +1,14 @@
 // Scenario results on disk: bench/out/<scenario>-<stamp>/ gets report.json (everything, records
 // summarised), report.md (one table row per policy, every time in SIMULATED ms / per simulated
-// second) and SVG charts (TTFT p90, output throughput, KV hit rate, per-pod load spread). bench/out
+// second) and SVG charts (TTFT p90, output throughput, KV hit rate, per-pod load spread), plus
+// report.html (bench/html-report.ts: all of it on one self-contained page). bench/out
 // is git-ignored. Failure behaviour: filesystem errors propagate (the run itself already finished).
 import fs from "node:fs";
 import path from "node:path";
 import type { LoadgenResult } from "./loadgen.js";
 import type { RunSummary, Slo } from "./metrics.js";
 import type { PolicyName } from "./policies.js";
+import { reportHtmlFromDir } from "./html-report.js";
 import { barChart, groupedBarChart } from "./svg-chart.js";
 
 export interface PolicyRun {
@@ -91,7 +93,8 @@ export function writeReport(report: ScenarioReport, outRoot: string): WrittenRep
     ...charts(report),
   };
   for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
-  return { dir, files: Object.keys(files).map((f) => path.join(dir, f)) };
+  fs.writeFileSync(path.join(dir, "report.html"), reportHtmlFromDir(dir)); // the same tables and charts, one page
+  return { dir, files: [...Object.keys(files), "report.html"].map((f) => path.join(dir, f)) };
 }
 
 /** Problems that make a checked run fail (CI smoke). */

@@ -3,6 +3,7 @@
 // a test that needs an outage must run against a server it owns).
 import { spawn, type ChildProcess, execFileSync } from "node:child_process";
 import net from "node:net";
+import { isMainThread } from "node:worker_threads";
 import { freePort } from "./ports.js";
 
 export interface RedisFixture {
@@ -39,6 +40,25 @@ function redisServerBinary(): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Linux: run the server under `setpriv --pdeathsig KILL`, so it dies with the process that started
+ * it even when that process is SIGKILLed (no orphan redis-server). The signal is tied to the
+ * forking thread, hence main thread only.
+ */
+let setprivWorks: boolean | null = null;
+function dieWithParent(bin: string, args: string[]): [string, string[]] {
+  if (process.platform !== "linux" || !isMainThread) return [bin, args];
+  if (setprivWorks === null) {
+    try {
+      execFileSync("setpriv", ["--pdeathsig", "KILL", "--", "true"], { stdio: "ignore" });
+      setprivWorks = true;
+    } catch {
+      setprivWorks = false;
+    }
+  }
+  return setprivWorks ? ["setpriv", ["--pdeathsig", "KILL", "--", bin, ...args]] : [bin, args];
 }
 
 function dockerAvailable(): boolean {
@@ -85,9 +105,8 @@ export async function startRedis(): Promise<RedisFixture> {
   const port = await freePort();
   let child: ChildProcess | null = null;
   const start = async () => {
-    child = spawn(bin, ["--port", String(port), "--bind", host, "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"], {
-      stdio: "ignore",
-    });
+    const [cmd, args] = dieWithParent(bin, ["--port", String(port), "--bind", host, "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"]);
+    child = spawn(cmd, args, { stdio: "ignore" });
     await waitForPort(host, port, 10_000);
   };
   const stop = async () => {

@@ -85,6 +85,8 @@ const COMMON_KEYS: string[] = ["serviceFQDN", "servicePort", "serviceHost", "use
   "debugHeader", "staticHosts", "healthyStatuses", "bodilessRequests", "maxBodyBytes", "enableDetailLog",
   "header", "logLevel", "keyScope"];
 
+const CLUSTER_DEBUG_KEYS: string[] = ["debugHeader", "enableDetailLog"];
+
 function needsRedis(policy: string): bool {
   return policy == POLICY_GLOBAL_LEAST_REQUEST || policy == POLICY_PREFIX_CACHE || policy == POLICY_ENDPOINT_HASH;
 }
@@ -118,13 +120,18 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
   }
   c.policy = policy;
   const r = top.child("lb_config");
+  if (policy == POLICY_CLUSTER_HASH || policy == POLICY_CLUSTER_METRICS) {
+    // Ours on top of Higress's keys: the debug response header and one log line per pick.
+    c.debugHeader = r.str("debugHeader", "").toLowerCase();
+    c.detailLog = r.bool("enableDetailLog", false);
+  }
   if (policy == POLICY_CLUSTER_HASH) {
-    r.rejectUnknown(CLUSTER_HASH_KEYS);
+    r.rejectUnknown(CLUSTER_HASH_KEYS.concat(CLUSTER_DEBUG_KEYS));
     c.clusterHash = parseClusterHashSettings(r);
     return c;
   }
   if (policy == POLICY_CLUSTER_METRICS) {
-    r.rejectUnknown(CLUSTER_METRICS_KEYS);
+    r.rejectUnknown(CLUSTER_METRICS_KEYS.concat(CLUSTER_DEBUG_KEYS));
     const m = parseClusterMetricsSettings(r);
     c.clusterMetrics = m;
     const rs = m.globalInflight ? parseRedis(r, policy) : null;
@@ -137,12 +144,9 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
     }
     return c;
   }
-  if (policy == POLICY_ENDPOINT_HASH) {
-    r.rejectUnknown(COMMON_KEYS.concat(ENDPOINT_HASH_KEYS));
-    c.endpointHash = parseEndpointHashSettings(r);
-  } else {
-    r.rejectUnknown(COMMON_KEYS.concat(PREFIX_KEYS).concat(METRICS_KEYS));
-  }
+  // Every endpoint policy accepts every endpoint key (each reads the ones it uses).
+  r.rejectUnknown(COMMON_KEYS.concat(PREFIX_KEYS).concat(METRICS_KEYS).concat(ENDPOINT_HASH_KEYS));
+  c.endpointHash = parseEndpointHashSettings(r);
   c.redis = parseRedis(r, policy);
   c.keyPrefix = r.str("keyPrefix", c.keyPrefix);
   c.keyScope = r.choice("keyScope", "route_cluster", ["route_cluster", "cluster"]);

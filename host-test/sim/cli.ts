@@ -2,8 +2,10 @@
 //   tsx host-test/sim/cli.ts --pods 4 --profile tiny --base-port 8001 --time-scale 10
 // Options: --pods N (1), --profile NAME (tiny), --base-port P (0 = free ports), --time-scale X (1),
 // --model NAME, --lora a,b, --flavor vllm|sglang, --seed N.
-// Failure behaviour: a bad option prints usage and exits 2; Ctrl-C closes the fleet.
+// Failure behaviour: a bad option prints usage and exits 2; Ctrl-C, SIGTERM or the death of
+// its launcher closes the fleet.
 import { parseArgs } from "node:util";
+import { stopOnExitSignals } from "../cli/lifecycle.js";
 import { startSimFleet } from "./fleet.js";
 import { PROFILES } from "./profiles.js";
 
@@ -61,11 +63,7 @@ async function main(): Promise<void> {
   });
   for (const pod of fleet.pods) console.log(`${pod.name} ${pod.url}`);
   console.log(`model ${values.model ?? PROFILES[profile].modelName}, profile ${profile}, time-scale ${timeScale} (latencies in /metrics are simulated)`);
-  const stop = () => {
-    void fleet.close().then(() => process.exit(0));
-  };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
+  stopOnExitSignals(() => fleet.close()); // also when npx/tsx above it dies: no orphan fleet
 }
 
 void main();

@@ -92,7 +92,7 @@ describe("Markdown and files", () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "bench-report-"));
     try {
       const out = writeReport(report(), root);
-      expect(out.files.map((f) => path.basename(f)).sort()).toEqual(["kv-hit.svg", "pod-spread.svg", "report.json", "report.md", "throughput.svg", "ttft-p90.svg"]);
+      expect(out.files.map((f) => path.basename(f)).sort()).toEqual(["kv-hit.svg", "pod-spread.svg", "report.html", "report.json", "report.md", "throughput.svg", "ttft-p90.svg"]);
       expect(JSON.parse(fs.readFileSync(path.join(out.dir, "report.json"), "utf8")).runs).toHaveLength(3);
     } finally {
       fs.rmSync(root, { recursive: true, force: true });

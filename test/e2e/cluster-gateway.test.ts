@@ -44,14 +44,14 @@ afterAll(async () => {
   if (redis?.owned) await redis.stop();
 });
 
-interface Answer { status: number; pod: string; body: string }
+interface Answer { status: number; pod: string; body: string; debug: string }
 
 function chat(gw: Gateway, headers: Record<string, string> = {}, maxTokens = 2): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = http.request(`${gw.url}/v1/chat/completions`, { method: "POST", agent: false, headers: { "content-type": "application/json", ...headers } }, (res) => {
       let body = "";
       res.on("data", (c: Buffer) => { body += c; });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, pod: String(res.headers["x-sim-pod"] ?? ""), body }));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, pod: String(res.headers["x-sim-pod"] ?? ""), body, debug: String(res.headers["x-llmlb-debug"] ?? "") }));
     });
     req.on("error", reject);
     req.end(JSON.stringify({ model: "sim-tiny", messages: [{ role: "user", content: "hi" }], max_tokens: maxTokens, ignore_eos: true }));
@@ -65,12 +65,14 @@ async function loads(key: string): Promise<number[]> {
 
 describe("lb_type: cluster through the gateway", () => {
   it("cluster_metrics LeastBusy spreads concurrent requests over the three services", async () => {
-    const gw = await gateway({ lb_type: "cluster", lb_policy: "cluster_metrics", lb_config: { mode: "LeastBusy", service_list: SERVICES } }, 1);
+    const gw = await gateway({ lb_type: "cluster", lb_policy: "cluster_metrics", lb_config: { mode: "LeastBusy", service_list: SERVICES, debugHeader: "x-llmlb-debug" } }, 1);
     const answers = await Promise.all(Array.from({ length: 6 }, () => chat(gw, {}, 40)));
     expect(answers.every((a) => a.status === 200)).toBe(true);
     const perPod = new Map<string, number>();
     for (const a of answers) perPod.set(a.pod, (perPod.get(a.pod) ?? 0) + 1);
     expect([...perPod.entries()].sort()).toEqual([["svc-a", 2], ["svc-b", 2], ["svc-c", 2]]);
+    // The debug header names the service the plugin chose: the one whose pod answered.
+    for (const a of answers) expect(a.debug).toBe(`host=outbound|80||${a.pod}.static;reason=LeastBusy`);
   });
 
   it("cluster_hash: a consumer always reaches Higress's service for it; no header -> 403", async () => {

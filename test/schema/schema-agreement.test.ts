@@ -1,0 +1,157 @@
+// envoy/ai-load-balancer.schema.json agrees with the plugin's own validation (the release .wasm's
+// proxy_on_configure, the one source of truth). Data-driven, so new keys or rules in the plugin
+// show up as disagreements instead of silently drifting:
+// - every configuration the documentation shows (README, envoy/, npm start's and the benchmarks'
+//   configurations) must be accepted by both;
+// - cases generated from the schema itself, for every lb_config key, at the top level and inside a
+//   `_rules_` entry: each bound and enum value, just outside each bound, a wrong type, an unknown key;
+// - the cross-key cases of CROSS_KEY_CASES (requirements that depend on other keys).
+// For each case the schema (ajv) and the plugin must both accept or both refuse.
+import fs from "node:fs";
+import { Ajv } from "ajv";
+import { describe, expect, it } from "vitest";
+import { TestHost } from "../../host-test/facade/index.js";
+import { START_POLICIES, startPluginConfig, type StartPolicy } from "../../host-test/cli/policies.js";
+import { POLICIES } from "../../bench/policies.js";
+import { localGatewayConfigs, readmeConfigs, wasmPluginConfigs, type Obj } from "../deploy/doc-configs.js";
+
+const schema = JSON.parse(fs.readFileSync("envoy/ai-load-balancer.schema.json", "utf8"));
+const validate = new Ajv({ allErrors: true, strict: true, strictTypes: false, strictRequired: false }).compile(schema);
+const wasm = fs.readFileSync("build/ai-load-balancer.wasm");
+
+interface Verdict { ok: boolean; why: string }
+
+function bySchema(config: unknown): Verdict {
+  const ok = validate(config) as boolean;
+  return { ok, why: ok ? "" : JSON.stringify(validate.errors?.slice(0, 3)) };
+}
+
+async function byPlugin(config: unknown): Promise<Verdict> {
+  const h = await TestHost.create({ wasm, configuration: config as object, logLevel: "warn" });
+  try {
+    const ok = h.configured.every(Boolean);
+    return { ok, why: h.logs("warn").map((r) => r.message).join("; ") };
+  } finally {
+    h.close();
+  }
+}
+
+interface Case { name: string; config: Obj }
+
+/** Values just inside and just outside what the schema allows for one property. */
+function probes(spec: Obj): { valid: unknown[]; invalid: unknown[] } {
+  if (spec.enum) return { valid: spec.enum, invalid: ["not-one-of-them", 1] };
+  switch (spec.type) {
+    case "integer": return {
+      valid: [spec.minimum, spec.maximum, spec.default].filter((v) => v !== undefined),
+      invalid: [spec.minimum - 1, spec.maximum + 1, spec.minimum + 0.5, "x", true],
+    };
+    case "number": return {
+      valid: [spec.minimum, spec.maximum, (spec.minimum + spec.maximum) / 2],
+      invalid: [spec.minimum - Math.max(spec.minimum / 2, 0.5), spec.maximum + 1, "x", false],
+    };
+    case "boolean": return { valid: [true, false], invalid: ["yes", 1] };
+    case "string": return { valid: ["abc"], invalid: [5, ["abc"]] };
+    case "array": return { valid: [[], ["a", "b"]], invalid: ["a", [1]] };
+    default: return { valid: ["anything", 5], invalid: [] };
+  }
+}
+
+// A policy whose validation reads every lb_config key (Redis keys are read only when Redis is used).
+const BASE = { lb_policy: "global_least_request", lb_config: { serviceFQDN: "redis.static", servicePort: 6379 } };
+
+function generatedCases(): Case[] {
+  const props = schema.definitions.endpointConfig.properties as Record<string, Obj>;
+  const cases: Case[] = [];
+  for (const [key, spec] of Object.entries(props)) {
+    const { valid, invalid } = probes(spec);
+    for (const v of [...valid, ...invalid]) cases.push({ name: `lb_config.${key} = ${JSON.stringify(v)}`, config: { ...BASE, lb_config: { ...BASE.lb_config, [key]: v } } });
+  }
+  cases.push({ name: "unknown lb_config key", config: { ...BASE, lb_config: { ...BASE.lb_config, notAKey: 1 } } });
+  for (const p of schema.definitions.lbPolicy.enum as string[]) cases.push({ name: `lb_policy ${p} without lb_config`, config: { lb_policy: p } });
+  return cases;
+}
+
+/** Requirements that depend on other keys, as data: extend it when the plugin gains one. */
+const CROSS_KEY_CASES: Case[] = [
+  { name: "empty configuration", config: {} },
+  { name: "unknown top-level key", config: { lb_policy: "header", extra: 1 } },
+  { name: "lb_config without lb_policy", config: { lb_config: { debugHeader: "x" } } },
+  { name: "prefix_cache without Redis", config: { lb_policy: "prefix_cache", lb_config: {} } },
+  { name: "Redis with port 0", config: { lb_policy: "global_least_request", lb_config: { serviceFQDN: "redis.static", servicePort: 0 } } },
+  { name: "Redis with an empty FQDN", config: { lb_policy: "global_least_request", lb_config: { serviceFQDN: "", servicePort: 6379 } } },
+  { name: "endpoint_metrics without Redis", config: { lb_policy: "endpoint_metrics" } },
+  { name: "endpoint_metrics with an FQDN but no port", config: { lb_policy: "endpoint_metrics", lb_config: { serviceFQDN: "redis.static" } } },
+  { name: "poll without metricsCluster", config: { lb_policy: "endpoint_metrics", lb_config: { metricsSource: "poll" } } },
+  { name: "poll with metricsCluster", config: { lb_policy: "endpoint_metrics", lb_config: { metricsSource: "poll", metricsCluster: "dst" } } },
+  { name: "least without target_metric", config: { lb_policy: "endpoint_metrics", lb_config: { metric_policy: "least" } } },
+  { name: "most with target_metric", config: { lb_policy: "endpoint_metrics", lb_config: { metric_policy: "most", target_metric: "vllm:num_requests_running" } } },
+  { name: "compat with orderSensitive", config: { ...BASE, lb_policy: "prefix_cache", lb_config: { ...BASE.lb_config, compat: true, orderSensitive: true } } },
+  { name: "compat with blockBoundary message", config: { ...BASE, lb_policy: "prefix_cache", lb_config: { ...BASE.lb_config, compat: true, blockBoundary: "message" } } },
+  { name: "compat with blockBoundary user", config: { ...BASE, lb_policy: "prefix_cache", lb_config: { ...BASE.lb_config, compat: true, blockBoundary: "user" } } },
+  { name: "lb_type cluster with global_least_request", config: { ...BASE, lb_type: "cluster" } },
+  { name: "lb_type cluster with cluster_metrics", config: { lb_type: "cluster", lb_policy: "cluster_metrics", lb_config: { mode: "LeastBusy", service_list: ["outbound|80||a.dns"] } } },
+  { name: "cluster_metrics with an endpoint key", config: { lb_type: "cluster", lb_policy: "cluster_metrics", lb_config: { maxRequestCount: 3 } } },
+  { name: "lb_config not an object", config: { lb_policy: "header", lb_config: 5 } },
+  { name: "_rules_ not a list", config: { _rules_: {} } },
+  { name: "rule without a match", config: { _rules_: [{ lb_policy: "header" }] } },
+  { name: "rule with empty match lists", config: { _rules_: [{ _match_route_: [], lb_policy: "header" }] } },
+  { name: "rule without lb_policy (plugin off there)", config: { ...BASE, _rules_: [{ _match_domain_: ["*.example.com"] }] } },
+  { name: "rule with lb_config but no lb_policy", config: { _rules_: [{ _match_route_: ["r"], lb_config: { debugHeader: "x" } }] } },
+  { name: "rule with an unknown key", config: { _rules_: [{ _match_route_: ["r"], lb_policy: "header", _match_path_: ["/"] }] } },
+  { name: "rule match list with a number", config: { _rules_: [{ _match_service_: [5], lb_policy: "header" }] } },
+  { name: "rule: prefix_cache without Redis", config: { _rules_: [{ _match_route_: ["r"], lb_policy: "prefix_cache" }] } },
+];
+
+function documentedConfigs(): Case[] {
+  const docs = [...readmeConfigs(), ...wasmPluginConfigs(), ...localGatewayConfigs()].map((d) => ({ name: d.where, config: d.config }));
+  const start = (Object.keys(START_POLICIES) as StartPolicy[]).map((p) => ({ name: `npm start --policy ${p}`, config: startPluginConfig(p, 6379, { enableDetailLog: true }) }));
+  const bench = Object.entries(POLICIES).flatMap(([name, p]) => (p.kind === "gateway" && p.plugin ? [{ name: `bench policy ${name}`, config: p.plugin(6379) }] : []));
+  return [...docs, ...start, ...bench];
+}
+
+describe("JSON Schema and the plugin's validation agree", () => {
+  it("on every configuration the documentation, npm start and the benchmarks use (all accepted)", async () => {
+    const cases = documentedConfigs();
+    expect(cases.length).toBeGreaterThanOrEqual(12);
+    for (const c of cases) {
+      const [s, p] = [bySchema(c.config), await byPlugin(c.config)];
+      expect({ case: c.name, schema: s.ok, plugin: p.ok, why: s.why + p.why }).toEqual({ case: c.name, schema: true, plugin: true, why: "" });
+    }
+  });
+
+  it("on cases generated from the schema, at the top level and inside _rules_, and on the cross-key cases", async () => {
+    const top = [...generatedCases(), ...CROSS_KEY_CASES];
+    const inRule = generatedCases().map((c) => ({ name: `_rules_[0] ${c.name}`, config: { _rules_: [{ _match_route_: ["r"], ...c.config }] } }));
+    const disagreements: string[] = [];
+    let accepted = 0;
+    let refused = 0;
+    for (const c of [...top, ...inRule]) {
+      const [s, p] = [bySchema(c.config), await byPlugin(c.config)];
+      if (s.ok !== p.ok) disagreements.push(`${c.name}: schema ${s.ok ? "accepts" : "refuses"} ${s.why}, plugin ${p.ok ? "accepts" : "refuses"} ${p.why}`);
+      if (p.ok) accepted++;
+      else refused++;
+    }
+    expect(disagreements).toEqual([]);
+    // Both outcomes are exercised in numbers (a schema that accepts or refuses everything fails above).
+    expect(accepted).toBeGreaterThan(200);
+    expect(refused).toBeGreaterThan(200);
+  }, 120_000);
+});
+
+it("documents the same keys as README's configuration tables (a key added to one must be added to the other)", () => {
+  const readme = fs.readFileSync("README.md", "utf8");
+  const section = readme.slice(readme.indexOf("## Configuration"), readme.indexOf("\n## ", readme.indexOf("## Configuration") + 5));
+  const documented = new Set<string>();
+  for (const line of section.split("\n")) {
+    const first = /^\| ([^|]+) \|/.exec(line)?.[1] ?? "";
+    for (const m of first.matchAll(/`([A-Za-z_]+)`/g)) documented.add(m[1]);
+  }
+  const defs = schema.definitions;
+  const props = { ...defs.endpointConfig.properties, ...defs.clusterMetricsConfig.properties, ...defs.clusterHashConfig.properties } as Record<string, Obj>;
+  // Keys accepted only for compatibility and ignored carry no type in the schema and no README row.
+  const inSchema = new Set([...Object.keys(schema.properties), ...Object.entries(props).filter(([, v]) => v.type).map(([k]) => k)]);
+  expect([...documented].filter((k) => !inSchema.has(k)).sort(), "in README, missing from the schema").toEqual([]);
+  expect([...inSchema].filter((k) => !documented.has(k) && k !== "_rules_" && k !== "lb_config").sort(), "in the schema, missing from README").toEqual([]);
+});
+

@@ -145,7 +145,7 @@ it("documents the same keys as README's configuration tables (a key added to one
   const documented = new Set<string>();
   for (const line of section.split("\n")) {
     const first = /^\| ([^|]+) \|/.exec(line)?.[1] ?? "";
-    for (const m of first.matchAll(/`([A-Za-z_]+)`/g)) documented.add(m[1]);
+    for (const m of first.matchAll(/`([A-Za-z_][A-Za-z0-9_]*)`/g)) documented.add(m[1]);
   }
   const defs = schema.definitions;
   const props = { ...defs.endpointConfig.properties, ...defs.clusterMetricsConfig.properties, ...defs.clusterHashConfig.properties } as Record<string, Obj>;

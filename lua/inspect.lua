@@ -5,6 +5,7 @@
 
 local k_load = KEYS[1]
 if not k_load then fail('inspect needs key load') end
+if #ARGV > MAX_HOSTS then fail('at most ' .. MAX_HOSTS .. ' hosts') end
 if #ARGV == 0 then
   return redis.call('ZRANGE', k_load, 0, -1, 'WITHSCORES')
 end

@@ -3,25 +3,59 @@
 -- is `local` (Redis refuses scripts that create globals) and nothing runs at load time.
 -- Data model and per-script contracts: lua/README.md. Lua 5.1 only (Redis 6.2 and 7.x).
 
-local RECONCILE_BATCH = 32 -- expired leases settled per acquire: bounds the work of one call
-local STALE_BATCH = 4      -- stale hosts examined per acquire
-local SCAN_WINDOW = 16     -- members read per ZRANGE when the fast pick lands on a non-candidate
-local PICK_RETRIES = 4     -- random re-draws among the least-loaded before scanning
-local ARG_CHUNK = 200      -- hosts per SADD/ZADD: unpack() of huge tables overflows the Lua stack
+local BUCKET_MS = 250          -- expiry granularity: a lease's cost leaves its host at the end of its bucket
+local SETTLE_BATCH = 1024      -- due buckets an acquire settles before picking (bounds one call)
+local STALE_BATCH = 4          -- stale hosts examined when a stale check runs
+local STALE_EVERY = 8          -- an acquire with n = 0 checks for stale hosts when rnd % 8 == 0
+local SCAN_WINDOW = 16         -- members read per ZRANGE when the fast pick lands on a non-candidate
+local SCAN_MAX = 256           -- members the scan reads before it scores the candidate set directly
+local PICK_RETRIES = 4         -- random re-draws among the least-loaded before scanning
+local ARG_CHUNK = 200          -- arguments per variadic call: unpack() of huge tables overflows the Lua stack
 local PRNG_MODULUS = 2147483647 -- Park-Miller: products stay below 2^53, exact in Lua doubles
+local LEASE_BASE = 70368744177664 -- 2^46: lease entries score LEASE_BASE + bucket, above every bucket entry
+-- Caps on what a call may write (lua/README.md, "Bounds"): anything larger is refused, nothing written.
+local MAX_ID_BYTES = 128
+local MAX_HOST_BYTES = 261     -- a 255-byte DNS name, ':' and a port
+local MAX_HOSTS = 10000
+local MAX_KEY_BYTES = 512
+local MAX_LEVELS = 64
+local MAX_COST = 1000000000
+local MAX_TTL_MS = 2592000000  -- 30 days
 
 -- Rejects a malformed call before anything is written (Redis does not roll back a script).
 local function fail(message)
   error({ err = 'ERR llmlb: ' .. message })
 end
 
--- Non-negative integer argument, or a failed call naming the argument.
-local function int_arg(value, name, minimum)
+-- Integer argument in [minimum, maximum], or a failed call naming the argument.
+local function int_arg(value, name, minimum, maximum)
   local n = tonumber(value)
   if n == nil or n ~= math.floor(n) or n < minimum then
-    fail(name .. ' must be an integer >= ' .. minimum .. ', got ' .. tostring(value))
+    fail(name .. ' must be an integer >= ' .. minimum .. ', got ' .. string.sub(tostring(value), 1, 32))
   end
+  if maximum and n > maximum then fail(name .. ' must be <= ' .. maximum .. ', got ' .. n) end
   return n
+end
+
+-- A lease id: 1..128 bytes, not starting with '@' (reserved for bucket entries).
+local function check_lease_id(id)
+  if id == nil or id == '' then fail('lease_id must not be empty') end
+  if #id > MAX_ID_BYTES then fail('lease_id longer than ' .. MAX_ID_BYTES .. ' bytes') end
+  if string.byte(id, 1) == 64 then fail('lease_id must not start with @') end
+end
+
+-- A host: 1..261 bytes of [A-Za-z0-9.-_:[]] (ip:port, [v6]:port, name:port). No space: lease
+-- records are "<host> <cost> <bucket>".
+local function check_host(h, name)
+  if h == nil or h == '' then fail(name .. ' must not be empty') end
+  if #h > MAX_HOST_BYTES or not string.find(h, '^[%w%.%-_:%[%]]+$') then
+    fail(name .. ' must be at most ' .. MAX_HOST_BYTES .. ' bytes of [A-Za-z0-9.-_:[]]')
+  end
+end
+
+-- A key the plugin computed (prefix levels): at most MAX_KEY_BYTES.
+local function check_key(k)
+  if #k > MAX_KEY_BYTES then fail('key longer than ' .. MAX_KEY_BYTES .. ' bytes') end
 end
 
 -- Integers print without exponent or ".0" so the plugin can parse them as plain decimals.
@@ -44,10 +78,34 @@ local function next_random(r)
   return ((r % (PRNG_MODULUS - 1)) + 1) * 16807 % PRNG_MODULUS
 end
 
+-- Calls `command key prefix... item...` in chunks so long lists stay within Lua's stack.
+-- Returns the replies of the chunks concatenated when they are arrays.
+local function call_chunked(command, key, prefix, items, item_args)
+  local out = {}
+  local i = 1
+  while i <= #items do
+    local args = { command, key }
+    for _, p in ipairs(prefix) do args[#args + 1] = p end
+    local last = math.min(i + ARG_CHUNK - 1, #items)
+    for j = i, last do
+      for _, a in ipairs(item_args(items[j])) do args[#args + 1] = a end
+    end
+    local reply = redis.call(unpack(args))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+    i = last + 1
+  end
+  return out
+end
+
+local function itself(x) return { x } end
+
 -- Guarantees every existing key of the pool at least ttl_ms to live after this call, all keys
 -- sharing one expiry (they vanish together: no load without its leases) that is never shortened,
 -- so only an abandoned pool expires. Keys are re-armed to 1.5 x ttl_ms only once one of them
--- drops below ttl_ms (or is new), which spares the PEXPIREs on most calls.
+-- drops below ttl_ms (or is new), which spares the PEXPIREs on most calls. Callers run it only
+-- when they may have created a key (a new bucket, a sync, a penalty, a renewal).
 local function keep_pool_alive(keys, ttl_ms)
   local live = {}
   local lowest, highest = nil, 0
@@ -69,124 +127,238 @@ end
 
 -- The pool keys a lifecycle script keeps alive: load, leases, lease, and seen when the caller
 -- passed the full acquire key layout (KEYS[4] is the candidate set, which has its own TTL).
-local function pool_keys_from(keys)
+-- n_keys excludes a trailing Higress counter key.
+local function pool_keys_from(keys, n_keys)
   local list = { keys[1], keys[2], keys[3] }
-  if keys[5] then list[#list + 1] = keys[5] end
+  if n_keys >= 5 then list[#list + 1] = keys[5] end
   return list
 end
 
--- Lowers a host's load by cost, clamped at 0. A host no longer in the ZSET (dropped as stale) is
+-- The expiry bucket of a time: the end of its BUCKET_MS slot. A lease is dead once its bucket
+-- is <= now, and its cost leaves its host with the bucket's aggregate.
+local function bucket_of(expiry)
+  return math.ceil(expiry / BUCKET_MS) * BUCKET_MS
+end
+
+-- Bucket aggregate: member of KEYS[2] (score = bucket) and field of KEYS[3] (value = summed cost),
+-- "@<bucket> <host>"; the Higress-compat count of the same leases is "@<bucket> <host> h".
+local function bucket_member(b, host, compat)
+  local m = '@' .. num_str(b) .. ' ' .. host
+  if compat then m = m .. ' h' end
+  return m
+end
+
+-- Adds delta to a host's load, clamped at 0. A host no longer in the ZSET (dropped as stale) is
 -- left absent: settling an old lease must not resurrect a host that is gone.
-local function subtract_load(k_load, host, cost)
-  local score = redis.call('ZSCORE', k_load, host)
-  if not score then return end
-  local left = tonumber(score) - cost
-  if left < 0 then left = 0 end
-  redis.call('ZADD', k_load, 'XX', left, host)
+local function add_load(k_load, host, delta)
+  local left = redis.call('ZADD', k_load, 'XX', 'INCR', delta, host)
+  if left and tonumber(left) < 0 then redis.call('ZADD', k_load, 'XX', 0, host) end
 end
 
--- Records a lease: its cost goes onto the host, its expiry into the leases ZSET.
-local function add_lease(k_load, k_leases, k_lease, lease_id, host, cost, expiry_ms)
-  redis.call('ZINCRBY', k_load, cost, host)
-  redis.call('ZADD', k_leases, expiry_ms, lease_id)
-  redis.call('HSET', k_lease, lease_id, host .. ' ' .. num_str(cost))
+-- Adds delta to Higress's in-flight counter of host, never below 0 (compat mode, lua/README.md).
+local function add_higress(k_higress, host, delta)
+  if not k_higress then return end
+  local left = redis.call('HINCRBY', k_higress, host, delta)
+  if left < 0 then redis.call('HSET', k_higress, host, 0) end
 end
 
--- Splits a lease record "<host> <cost>"; nil for a record this code did not write.
+-- Adds delta to a bucket aggregate; a new one is indexed, an emptied one removed. Returns true
+-- when the aggregate is new (the caller may have created a pool key).
+local function bump_bucket(k_leases, k_lease, member, b, delta)
+  local left = redis.call('HINCRBY', k_lease, member, delta)
+  if left <= 0 then
+    redis.call('HDEL', k_lease, member)
+    redis.call('ZREM', k_leases, member)
+    return false
+  end
+  if left == delta then
+    redis.call('ZADD', k_leases, b, member)
+    return true
+  end
+  return false
+end
+
+-- Splits a lease record "<host> <cost> <bucket>[ h]"; bucket is nil for a record of the earlier
+-- layout "<host> <cost>" (settled lease by lease), host nil for a tombstone or foreign value.
 local function parse_lease(record)
-  local host, cost = string.match(record, '^(%S+) (%d+)$')
-  if not host then return nil, nil end
-  return host, tonumber(cost)
+  local host, cost, b, h = string.match(record, '^(%S+) (%d+) (%d+)( ?h?)$')
+  if host then return host, tonumber(cost), tonumber(b), h == ' h' end
+  host, cost = string.match(record, '^(%S+) (%d+)$')
+  if host then return host, tonumber(cost), nil, false end
+  return nil, nil, nil, false
 end
 
--- Deletes a lease and takes its cost off its host. Returns found, host, cost.
-local function remove_lease(k_load, k_leases, k_lease, lease_id)
-  local record = redis.call('HGET', k_lease, lease_id)
-  redis.call('ZREM', k_leases, lease_id)
-  if not record then return false, nil, nil end
-  redis.call('HDEL', k_lease, lease_id)
-  local host, cost = parse_lease(record)
-  if host then subtract_load(k_load, host, cost) end
-  return true, host, cost
-end
-
--- Settles up to max leases whose expiry has passed (crashed gateway, lost release, expired
--- penalty). Returns how many were removed.
-local function reconcile_expired(k_load, k_leases, k_lease, now, max)
-  if max <= 0 then return 0 end
-  local expired = redis.call('ZRANGEBYSCORE', k_leases, '-inf', now, 'LIMIT', 0, max)
-  for _, lease_id in ipairs(expired) do
-    remove_lease(k_load, k_leases, k_lease, lease_id)
+-- Writes a lease unless its id exists (a retried call or a tombstone): returns written,
+-- new_bucket. Its cost goes onto the host and into its expiry bucket's aggregate.
+local function add_lease(k, lease_id, host, cost, expiry_ms, compat)
+  local b = bucket_of(expiry_ms)
+  local record = host .. ' ' .. num_str(cost) .. ' ' .. num_str(b)
+  if compat then record = record .. ' h' end
+  if redis.call('HSETNX', k.lease, lease_id, record) == 0 then return false, false end
+  redis.call('ZADD', k.leases, num_str(LEASE_BASE + b), lease_id)
+  redis.call('ZINCRBY', k.load, cost, host)
+  local new_bucket = bump_bucket(k.leases, k.lease, bucket_member(b, host, false), b, cost)
+  if compat then
+    bump_bucket(k.leases, k.lease, bucket_member(b, host, true), b, 1)
+    add_higress(k.higress, host, 1)
   end
-  return #expired
+  return true, new_bucket
 end
 
--- Calls `command key prefix... item...` in chunks so long host lists stay within Lua's stack.
-local function call_chunked(command, key, prefix, items, item_args)
-  local i = 1
-  while i <= #items do
-    local args = { command, key }
-    for _, p in ipairs(prefix) do args[#args + 1] = p end
-    local last = math.min(i + ARG_CHUNK - 1, #items)
-    for j = i, last do
-      for _, a in ipairs(item_args(items[j])) do args[#args + 1] = a end
+-- Ends a lease: returns found_live, host. A live lease's cost leaves its host and its bucket now;
+-- a dead one (bucket <= now) leaves with its bucket, so removing its record changes no count.
+local function remove_lease(k, lease_id, now)
+  local record = redis.call('HGET', k.lease, lease_id)
+  if not record then return false, nil end
+  redis.call('HDEL', k.lease, lease_id)
+  redis.call('ZREM', k.leases, lease_id)
+  local host, cost, b, compat = parse_lease(record)
+  if not host then return false, nil end -- a tombstone
+  if b == nil then -- earlier layout: the lease carries its own cost
+    add_load(k.load, host, -cost)
+    return true, host
+  end
+  if b <= now then return false, host end
+  bump_bucket(k.leases, k.lease, bucket_member(b, host, false), b, -cost)
+  add_load(k.load, host, -cost)
+  if compat then
+    bump_bucket(k.leases, k.lease, bucket_member(b, host, true), b, -1)
+    add_higress(k.higress, host, -1)
+  end
+  return true, host
+end
+
+-- Settles up to max entries of KEYS[2] whose bucket has passed: each bucket aggregate takes its
+-- summed cost off its host (one ZADD per host), a compat aggregate its count off Higress's
+-- counter; a lease of the earlier layout is removed lease by lease. Returns the number of
+-- entries settled and whether more may be due.
+local function settle_due(k, now, max)
+  local due = redis.call('ZRANGEBYSCORE', k.leases, '-inf', now, 'LIMIT', 0, max)
+  if #due == 0 then return 0, false end
+  local buckets, legacy = {}, {}
+  for _, m in ipairs(due) do
+    if string.byte(m, 1) == 64 then buckets[#buckets + 1] = m else legacy[#legacy + 1] = m end
+  end
+  if #buckets > 0 then
+    local sums = call_chunked('HMGET', k.lease, {}, buckets, itself)
+    local load_by_host, higress_by_host, order = {}, {}, {}
+    for i, m in ipairs(buckets) do
+      local host, h = string.match(m, '^@%d+ (%S+)( ?h?)$')
+      local v = tonumber(sums[i] or '0') or 0
+      if host and v > 0 then
+        local into = load_by_host
+        if h == ' h' then into = higress_by_host end
+        if load_by_host[host] == nil and higress_by_host[host] == nil then order[#order + 1] = host end
+        into[host] = (into[host] or 0) + v
+      end
     end
-    redis.call(unpack(args))
-    i = last + 1
+    -- One ZMSCORE and a few variadic ZADD XX for every host at once (the script is atomic, so
+    -- reading then writing the loads cannot race); a host dropped from load stays dropped.
+    local hosts = {}
+    for _, host in ipairs(order) do
+      if load_by_host[host] then hosts[#hosts + 1] = host end
+      if higress_by_host[host] then add_higress(k.higress, host, -higress_by_host[host]) end
+    end
+    local loads = call_chunked('ZMSCORE', k.load, {}, hosts, itself)
+    local updates = {}
+    for i, host in ipairs(hosts) do
+      if loads[i] then
+        updates[#updates + 1] = { math.max(0, tonumber(loads[i]) - load_by_host[host]), host }
+      end
+    end
+    call_chunked('ZADD', k.load, { 'XX' }, updates, function(u) return u end)
+    call_chunked('HDEL', k.lease, {}, buckets, itself)
+    call_chunked('ZREM', k.leases, {}, buckets, itself)
   end
+  for _, id in ipairs(legacy) do remove_lease(k, id, now) end
+  return #due, #due == max
+end
+
+-- Removes up to max records of dead leases (bucket <= now) and expired tombstones. Counts are
+-- not touched: the buckets carry them. Returns the number removed and whether more may remain.
+local function collect_dead(k, now, max)
+  local ids = redis.call('ZRANGEBYSCORE', k.leases, num_str(LEASE_BASE), num_str(LEASE_BASE + now), 'LIMIT', 0, max)
+  if #ids == 0 then return 0, false end
+  call_chunked('HDEL', k.lease, {}, ids, itself)
+  call_chunked('ZREM', k.leases, {}, ids, itself)
+  return #ids, #ids == max
 end
 
 -- Replaces the candidate set with hosts; new hosts enter the load ZSET at 0 (existing ones keep
 -- their load) and every host is marked as seen now.
-local function sync_candidates(k_load, k_cand, k_seen, hosts, now, cand_ttl_ms)
-  redis.call('DEL', k_cand)
-  call_chunked('SADD', k_cand, {}, hosts, function(h) return { h } end)
-  redis.call('PEXPIRE', k_cand, cand_ttl_ms)
-  call_chunked('ZADD', k_load, { 'NX' }, hosts, function(h) return { 0, h } end)
-  call_chunked('ZADD', k_seen, {}, hosts, function(h) return { now, h } end)
+local function sync_candidates(k, hosts, now, cand_ttl_ms)
+  redis.call('DEL', k.cand)
+  call_chunked('SADD', k.cand, {}, hosts, itself)
+  redis.call('PEXPIRE', k.cand, cand_ttl_ms)
+  call_chunked('ZADD', k.load, { 'NX' }, hosts, function(h) return { 0, h } end)
+  call_chunked('ZADD', k.seen, {}, hosts, function(h) return { now, h } end)
 end
 
 -- Examines up to STALE_BATCH hosts not seen in a synced candidate list for stale_ms. One that is
 -- still in the caller's candidate set is current (its gateway simply has not resent the list),
 -- so it is marked seen; any other is removed from load and seen. Its leases stay and settle
 -- without recreating it. stale_ms = 0 disables dropping.
-local function drop_stale_hosts(k_load, k_cand, k_seen, now, stale_ms)
+local function drop_stale_hosts(k, now, stale_ms)
   if stale_ms <= 0 then return end
-  local stale = redis.call('ZRANGEBYSCORE', k_seen, '-inf', now - stale_ms, 'LIMIT', 0, STALE_BATCH)
+  local stale = redis.call('ZRANGEBYSCORE', k.seen, '-inf', now - stale_ms, 'LIMIT', 0, STALE_BATCH)
   for _, host in ipairs(stale) do
-    if redis.call('SISMEMBER', k_cand, host) == 1 then
-      redis.call('ZADD', k_seen, now, host)
+    if redis.call('SISMEMBER', k.cand, host) == 1 then
+      redis.call('ZADD', k.seen, now, host)
     else
-      redis.call('ZREM', k_load, host)
-      redis.call('ZREM', k_seen, host)
+      redis.call('ZREM', k.load, host)
+      redis.call('ZREM', k.seen, host)
     end
   end
 end
 
--- Slow path: walks the load ZSET upward in windows, collects the candidates with the lowest load
--- and picks one of them uniformly. Cost grows with the number of non-candidates loaded less
--- than the best candidate. Returns host, load or nil when no candidate is in the ZSET.
-local function scan_least_loaded(k_load, k_cand, rnd)
-  local best = nil
-  local tied = {}
-  local start = 0
-  while true do
-    local window = redis.call('ZRANGE', k_load, start, start + SCAN_WINDOW - 1, 'WITHSCORES')
-    if #window == 0 then break end
-    for i = 1, #window, 2 do
-      local score = tonumber(window[i + 1])
-      if best ~= nil and score > best then
-        return tied[(rnd % #tied) + 1], best
-      end
-      if redis.call('SISMEMBER', k_cand, window[i]) == 1 then
-        best = score -- ascending order: the first candidate found has the lowest load
-        tied[#tied + 1] = window[i]
-      end
-    end
-    start = start + SCAN_WINDOW
+-- Picks uniformly among the candidates with the lowest load in `pairs` (flat host, load list).
+local function least_of(pairs, rnd)
+  local best, tied = nil, {}
+  for i = 1, #pairs, 2 do
+    local score = tonumber(pairs[i + 1])
+    if best == nil or score < best then best, tied = score, { pairs[i] }
+    elseif score == best then tied[#tied + 1] = pairs[i] end
   end
   if best == nil then return nil, nil end
   return tied[(rnd % #tied) + 1], best
+end
+
+-- Direct scoring: the loads of every member of the candidate set (ZMSCORE), O(n log N) with
+-- n <= MAX_HOSTS. Used when the scan would read more than SCAN_MAX lighter non-candidates.
+local function score_candidates(k, rnd)
+  local members = redis.call('SMEMBERS', k.cand)
+  local scores = call_chunked('ZMSCORE', k.load, {}, members, itself)
+  local pairs = {}
+  for i, h in ipairs(members) do
+    if scores[i] then pairs[#pairs + 1] = h; pairs[#pairs + 1] = scores[i] end
+  end
+  return least_of(pairs, rnd)
+end
+
+-- Slow path: walks the load ZSET upward in windows, collects the candidates with the lowest load
+-- and picks one of them uniformly; past SCAN_MAX members it scores the candidate set directly.
+-- Returns host, load or nil when no candidate is in the ZSET.
+local function scan_least_loaded(k, rnd)
+  local found = {}
+  local best = nil
+  local start = 0
+  while start < SCAN_MAX do
+    local window = redis.call('ZRANGE', k.load, start, start + SCAN_WINDOW - 1, 'WITHSCORES')
+    if #window == 0 then break end
+    for i = 1, #window, 2 do
+      local score = tonumber(window[i + 1])
+      if best ~= nil and score > best then return least_of(found, rnd) end
+      if redis.call('SISMEMBER', k.cand, window[i]) == 1 then
+        best = score -- ascending order: the first candidate found has the lowest load
+        found[#found + 1] = window[i]
+        found[#found + 1] = window[i + 1]
+      end
+    end
+    if #window < 2 * SCAN_WINDOW then return least_of(found, rnd) end
+    start = start + SCAN_WINDOW
+  end
+  -- Past SCAN_MAX members (many lighter non-candidates, or ties beyond it): score the set.
+  return score_candidates(k, rnd)
 end
 
 -- Picks the candidate with the lowest load, ties broken uniformly by rnd. Common case: every
@@ -194,80 +366,140 @@ end
 -- members at that score, and the member at a random rank among them (they hold ranks
 -- 0..ties-1). A draw that lands on a non-candidate is redrawn a few times (rejection sampling
 -- stays uniform), then the scan decides. Returns host, load or nil.
-local function pick_least_loaded(k_load, k_cand, rnd)
-  local first = redis.call('ZRANGE', k_load, 0, 0, 'WITHSCORES')
+local function pick_least_loaded(k, rnd)
+  local first = redis.call('ZRANGE', k.load, 0, 0, 'WITHSCORES')
   if #first == 0 then return nil, nil end
   local min_score = first[2]
-  local ties = redis.call('ZCOUNT', k_load, min_score, min_score)
+  local ties = redis.call('ZCOUNT', k.load, min_score, min_score)
   local draw = rnd
   for _ = 1, PICK_RETRIES do
     local rank = draw % ties
     local host = first[1]
-    if rank > 0 then host = redis.call('ZRANGE', k_load, rank, rank)[1] end
-    if host and redis.call('SISMEMBER', k_cand, host) == 1 then
+    if rank > 0 then host = redis.call('ZRANGE', k.load, rank, rank)[1] end
+    if host and redis.call('SISMEMBER', k.cand, host) == 1 then
       return host, tonumber(min_score)
     end
+    if draw == rnd and redis.call('EXISTS', k.cand) == 0 then return nil, nil end -- set expired
     if ties == 1 then break end -- a redraw would land on the same member
     draw = next_random(draw)
   end
-  return scan_least_loaded(k_load, k_cand, draw)
+  return scan_least_loaded(k, draw)
+end
+
+-- The pool's keys from KEYS (acquire layout), with Higress's counter as the last key when
+-- compat is on. n_keys = keys before that counter.
+local function pool_keys(compat)
+  local n_keys = #KEYS
+  local k = { load = KEYS[1], leases = KEYS[2], lease = KEYS[3], cand = KEYS[4], seen = KEYS[5] }
+  if compat then
+    if n_keys < 4 then fail('compat needs Higress counter key as the last key') end
+    k.higress = KEYS[n_keys]
+    n_keys = n_keys - 1
+    if k.cand == k.higress then k.cand = nil end
+    if k.seen == k.higress then k.seen = nil end
+  end
+  k.n_keys = n_keys
+  return k
+end
+
+-- Optional trailing arguments (after the hosts of acquire-like scripts, after the fixed ones of
+-- release and reconcile): deadline_ms (absolute Redis TIME in ms; 0 = none), compat (0 | 1).
+local function read_options(at, names)
+  local o = {}
+  for i, name in ipairs(names) do
+    local v = ARGV[at + i - 1]
+    if v == nil then o[name] = 0 else o[name] = int_arg(v, name, 0) end
+  end
+  if #ARGV > at + #names - 1 then fail('too many arguments: ' .. #ARGV) end
+  return o
 end
 
 -- The argument head every acquire-like script shares (acquire.lua's layout, lua/README.md):
 -- KEYS 1..5 (load, leases, lease, cand, seen), ARGV 1..7, the script's own ARGV up to n_at - 1,
--- ARGV[n_at] = n and then the n candidate hosts. Validates all of it (fail() before any write).
+-- ARGV[n_at] = n, the n candidate hosts, then optional deadline_ms and compat. Validates all of
+-- it (fail() before any write).
 local function read_acquire_args(script, n_at)
-  local a = { k_load = KEYS[1], k_leases = KEYS[2], k_lease = KEYS[3], k_cand = KEYS[4], k_seen = KEYS[5] }
-  if not a.k_seen then fail(script .. ' needs 5 keys first: load, leases, lease, cand, seen') end
+  if not KEYS[5] then fail(script .. ' needs 5 keys first: load, leases, lease, cand, seen') end
+  local a = {}
   a.lease_id = ARGV[1]
-  if a.lease_id == nil or a.lease_id == '' then fail('lease_id must not be empty') end
-  a.cost = int_arg(ARGV[2], 'cost', 1)
-  a.lease_ttl_ms = int_arg(ARGV[3], 'lease_ttl_ms', 1)
-  a.cand_ttl_ms = int_arg(ARGV[4], 'cand_ttl_ms', 1)
+  check_lease_id(a.lease_id)
+  a.cost = int_arg(ARGV[2], 'cost', 1, MAX_COST)
+  a.lease_ttl_ms = int_arg(ARGV[3], 'lease_ttl_ms', 1, MAX_TTL_MS)
+  a.cand_ttl_ms = int_arg(ARGV[4], 'cand_ttl_ms', 1, MAX_TTL_MS)
   a.limit = int_arg(ARGV[5], 'limit', 0)
-  a.rnd = int_arg(ARGV[6], 'rnd', 0)
-  a.host_stale_ms = int_arg(ARGV[7], 'host_stale_ms', 0)
-  a.n = int_arg(ARGV[n_at], 'n', 0)
-  if #ARGV ~= n_at + a.n then fail('n = ' .. a.n .. ' but ' .. (#ARGV - n_at) .. ' hosts follow') end
+  a.rnd = int_arg(ARGV[6], 'rnd', 0, PRNG_MODULUS)
+  a.host_stale_ms = int_arg(ARGV[7], 'host_stale_ms', 0, MAX_TTL_MS)
+  a.n = int_arg(ARGV[n_at], 'n', 0, MAX_HOSTS)
+  if #ARGV < n_at + a.n then fail('n = ' .. a.n .. ' but ' .. (#ARGV - n_at) .. ' hosts follow') end
   a.hosts = {}
-  for i = n_at + 1, n_at + a.n do a.hosts[#a.hosts + 1] = ARGV[i] end
-  a.pool_keys = { a.k_load, a.k_leases, a.k_lease, a.k_seen }
+  for i = n_at + 1, n_at + a.n do
+    check_host(ARGV[i], 'host')
+    a.hosts[#a.hosts + 1] = ARGV[i]
+  end
+  local o = read_options(n_at + a.n + 1, { 'deadline_ms', 'compat' })
+  a.deadline_ms = o.deadline_ms
+  a.compat = o.compat == 1
+  a.k = pool_keys(a.compat)
+  if a.k.n_keys < 5 then fail(script .. ' needs 5 keys first: load, leases, lease, cand, seen') end
+  a.pool_keys = { a.k.load, a.k.leases, a.k.lease, a.k.seen }
   -- The pool outlives every lease, candidate set and staleness window by a margin.
   a.pool_ttl_ms = 2 * math.max(a.lease_ttl_ms, a.cand_ttl_ms, a.host_stale_ms)
   return a
 end
 
--- Steps 1-4 of an acquire (lua/README.md): settle expired leases, answer a retried call from the
--- lease it already wrote, sync or refresh the candidate set, drop stale hosts. Returns the reply
--- to send as is ({"OK", host, load} or {"NEED_CANDIDATES"}), or nil to go on to the pick.
+-- Steps 1-4 of an acquire (lua/README.md): refuse a late call, settle due buckets, sync the
+-- candidate set (or ask for it), drop stale hosts now and then. Returns the reply to send as is
+-- ({"LATE", now} or {"NEED_CANDIDATES"}), or nil to go on to the pick.
 local function acquire_prologue(a, now)
-  reconcile_expired(a.k_load, a.k_leases, a.k_lease, now, RECONCILE_BATCH)
-  -- A retried acquire (its first reply was lost) must not count the request twice.
-  local existing = redis.call('HGET', a.k_lease, a.lease_id)
-  if existing then
-    local host = parse_lease(existing)
-    if host then return { 'OK', host, redis.call('ZSCORE', a.k_load, host) or '0' } end
-  end
+  if a.deadline_ms > 0 and now > a.deadline_ms then return { 'LATE', num_str(now) } end
+  settle_due(a.k, now, SETTLE_BATCH)
   if a.n > 0 then
-    sync_candidates(a.k_load, a.k_cand, a.k_seen, a.hosts, now, a.cand_ttl_ms)
-  elseif redis.call('PEXPIRE', a.k_cand, a.cand_ttl_ms) == 0 then
-    return { 'NEED_CANDIDATES' } -- the set for this fingerprint expired or was never sent
+    sync_candidates(a.k, a.hosts, now, a.cand_ttl_ms)
+    keep_pool_alive(a.pool_keys, a.pool_ttl_ms)
+    drop_stale_hosts(a.k, now, a.host_stale_ms)
+  elseif a.rnd % STALE_EVERY == 0 then
+    if redis.call('EXISTS', a.k.cand) == 0 then return { 'NEED_CANDIDATES' } end
+    drop_stale_hosts(a.k, now, a.host_stale_ms)
   end
-  drop_stale_hosts(a.k_load, a.k_cand, a.k_seen, now, a.host_stale_ms)
   return nil
 end
 
--- The reply when the pick found no candidate in the pool: with n = 0 the set exists but none of
--- its hosts is loaded (another gateway dropped them as stale), and resending the list heals it.
+-- The reply when the pick found no candidate in the pool: with n = 0 the set is gone (expired),
+-- or it exists but none of its hosts is loaded (another gateway dropped them as stale), and
+-- resending the list heals both.
 local function no_candidate_reply(a)
-  keep_pool_alive(a.pool_keys, a.pool_ttl_ms)
   if a.n == 0 then return { 'NEED_CANDIDATES' } end
   return { 'NO_CANDIDATE' }
 end
 
--- Writes the request's lease on host and marks the host current.
+-- The reply for a lease id that already has a record: the lease it names (a retried call), or
+-- RELEASED for a tombstone (the plugin gave the call up and released its id first).
+local function existing_reply(a)
+  local record = redis.call('HGET', a.k.lease, a.lease_id)
+  local host = record and parse_lease(record)
+  if not host then return { 'RELEASED' } end
+  return { 'OK', host, redis.call('ZSCORE', a.k.load, host) or '0' }
+end
+
+-- Sheds unless the lease id exists already (a retry of a call that was admitted).
+local function shed_reply(a, host, load)
+  if redis.call('HEXISTS', a.k.lease, a.lease_id) == 1 then return existing_reply(a) end
+  return { 'SHED', host, num_str(load) }
+end
+
+-- After a write that may have created the leases ZSET and lease HASH (a new bucket aggregate):
+-- the two always hold the same members, so they are emptied and recreated together, and load and
+-- seen are created only by a sync (which re-arms every key). One PTTL tells whether the pool's
+-- shared expiry needs re-arming.
+local function keep_alive_after_bucket(a)
+  local pttl = redis.call('PTTL', a.k.lease)
+  if pttl == -1 or pttl < a.pool_ttl_ms then keep_pool_alive(a.pool_keys, a.pool_ttl_ms) end
+end
+
+-- Writes the request's lease on host. Returns nil, or the reply for an id that already exists.
 local function take_lease(a, host, now)
-  add_lease(a.k_load, a.k_leases, a.k_lease, a.lease_id, host, a.cost, now + a.lease_ttl_ms)
-  redis.call('ZADD', a.k_seen, now, host) -- a host that takes traffic is current
-  keep_pool_alive(a.pool_keys, a.pool_ttl_ms)
+  local written, new_bucket = add_lease(a.k, a.lease_id, host, a.cost, now + a.lease_ttl_ms, a.compat)
+  if not written then return existing_reply(a) end
+  if new_bucket then keep_alive_after_bucket(a) end
+  return nil
 end

@@ -1,11 +1,20 @@
--- reconcile.lua: settles expired leases (crashed gateways, lost releases, expired penalties):
--- each one's cost is taken off its host, clamped at 0; a host dropped as stale is not recreated.
--- KEYS: 1 load, 2 leases, 3 lease (extra keys are ignored).
--- ARGV: 1 max (leases settled in this call, 1..10000: bounds the time Redis is blocked).
--- Returns the number of leases removed. Acquire already settles a few per call; this script is
--- for a timer on idle pools and for tests.
+-- reconcile.lua (the healer): settles due expiry buckets (each takes the summed cost of its dead
+-- leases off its host, so a dead gateway's load leaves in one entry per host and 250 ms), then
+-- removes records of dead leases; both in bounded batches. Call it again while `more` is 1.
+-- KEYS: 1 load, 2 leases, 3 lease (the acquire layout may be passed as is)[, Higress counter
+-- hash as the last key when compat = 1].
+-- ARGV: 1 max (entries per batch, 1..10000: bounds the time Redis is blocked), 2 compat (0 | 1,
+-- optional).
+-- Returns {settled, removed, more}: bucket entries settled, lease records removed, 1 when a
+-- batch was full (more may be due).
 
-if not KEYS[3] then fail('reconcile needs keys load, leases, lease') end
-local max = int_arg(ARGV[1], 'max', 1)
-if max > 10000 then fail('max must be <= 10000, got ' .. max) end
-return reconcile_expired(KEYS[1], KEYS[2], KEYS[3], now_ms(), max)
+local o = read_options(2, { 'compat' })
+local k = pool_keys(o.compat == 1)
+if k.n_keys < 3 then fail('reconcile needs keys load, leases, lease') end
+local max = int_arg(ARGV[1], 'max', 1, 10000)
+local now = now_ms()
+local settled, more_due = settle_due(k, now, max)
+local removed, more_dead = collect_dead(k, now, max)
+local more = 0
+if more_due or more_dead then more = 1 end
+return { settled, removed, more }

@@ -1,23 +1,63 @@
 -- renew.lua: pushes back the expiry of leases whose streams are still open, so leases can be
 -- short (a crashed gateway's leases expire soon) while streams last longer.
--- KEYS: 1 load, 2 leases, 3 lease; optional 5 seen (the acquire key layout may be passed as is).
--- ARGV: 1 lease_ttl_ms, 2.. lease ids.
--- Returns the number of leases renewed; ids no longer in the pool (released, expired and
--- settled) are skipped and stay gone.
+-- KEYS: 1 load, 2 leases, 3 lease; optional 4, 5 (the acquire key layout may be passed as is).
+-- ARGV: 1 lease_ttl_ms, 2.. lease ids (at most 1000).
+-- Returns the number of leases renewed; ids that are unknown, released or dead (their bucket
+-- passed) are skipped and stay gone. The leases move to the bucket of now + lease_ttl_ms with one
+-- HINCRBY per (bucket, host) and variadic writes, so a call costs O(ids / 200 + hosts).
 
-local k_leases = KEYS[2]
 if not KEYS[3] then fail('renew needs keys load, leases, lease') end
-local lease_ttl_ms = int_arg(ARGV[1], 'lease_ttl_ms', 1)
+local k = pool_keys(false)
+local lease_ttl_ms = int_arg(ARGV[1], 'lease_ttl_ms', 1, MAX_TTL_MS)
+if #ARGV > 1001 then fail('at most 1000 lease ids per call, got ' .. (#ARGV - 1)) end
+local ids = {}
+for i = 2, #ARGV do ids[#ids + 1] = ARGV[i] end
 
-local expiry = now_ms() + lease_ttl_ms
+local now = now_ms()
+local b_new = bucket_of(now + lease_ttl_ms)
+local records = call_chunked('HMGET', k.lease, {}, ids, itself)
+local deltas, buckets, order = {}, {}, {}
+local function move(member, b, delta)
+  if deltas[member] == nil then order[#order + 1] = member; deltas[member] = 0; buckets[member] = b end
+  deltas[member] = deltas[member] + delta
+end
+local rewritten, reindexed = {}, {}
 local renewed = 0
-for i = 2, #ARGV do
-  if redis.call('ZSCORE', k_leases, ARGV[i]) then
-    redis.call('ZADD', k_leases, 'XX', expiry, ARGV[i])
+for i, id in ipairs(ids) do
+  local host, cost, b, compat = nil, nil, nil, false
+  if records[i] then host, cost, b, compat = parse_lease(records[i]) end
+  if host and b == nil then
+    -- Earlier layout: move the lease into a bucket (it carried its own cost until now).
+    local score = redis.call('ZSCORE', k.leases, id)
+    if score and tonumber(score) > now then
+      redis.call('HDEL', k.lease, id)
+      redis.call('ZREM', k.leases, id)
+      redis.call('ZINCRBY', k.load, -cost, host)
+      add_lease(k, id, host, cost, now + lease_ttl_ms, false)
+      renewed = renewed + 1
+    end
+  elseif host and b > now then
+    if b_new ~= b then
+      move(bucket_member(b, host, false), b, -cost)
+      move(bucket_member(b_new, host, false), b_new, cost)
+      if compat then
+        move(bucket_member(b, host, true), b, -1)
+        move(bucket_member(b_new, host, true), b_new, 1)
+      end
+      local r = host .. ' ' .. num_str(cost) .. ' ' .. num_str(b_new)
+      if compat then r = r .. ' h' end
+      rewritten[#rewritten + 1] = { id, r }
+      reindexed[#reindexed + 1] = { num_str(LEASE_BASE + b_new), id }
+    end
     renewed = renewed + 1
   end
 end
+for _, member in ipairs(order) do
+  if deltas[member] ~= 0 then bump_bucket(k.leases, k.lease, member, buckets[member], deltas[member]) end
+end
+call_chunked('HSET', k.lease, {}, rewritten, function(p) return p end)
+call_chunked('ZADD', k.leases, { 'XX' }, reindexed, function(p) return p end)
 
 -- The pool must outlive the renewed leases (never shortened: see keep_pool_alive).
-if renewed > 0 then keep_pool_alive(pool_keys_from(KEYS), 2 * lease_ttl_ms) end
+if renewed > 0 then keep_pool_alive(pool_keys_from(KEYS, #KEYS), 2 * lease_ttl_ms) end
 return renewed

@@ -14,7 +14,7 @@ local a = read_acquire_args('score', 9 + 2 * k)
 local scored = {}
 for i = 1, k do
   local host, factor = ARGV[7 + 2 * i], tonumber(ARGV[8 + 2 * i])
-  if host == nil or host == '' then fail('scored host ' .. i .. ' must not be empty') end
+  check_host(host, 'scored host')
   if factor == nil or factor < 0 then fail('score of ' .. host .. ' must be a number >= 0, got ' .. tostring(ARGV[8 + 2 * i])) end
   scored[i] = { host, factor }
 end
@@ -26,8 +26,8 @@ if early then return early end
 local best, best_score, best_load, ties, r = nil, 0, 0, 0, a.rnd
 for i = 1, k do
   local host = scored[i][1]
-  if redis.call('SISMEMBER', a.k_cand, host) == 1 then
-    local load = tonumber(redis.call('ZSCORE', a.k_load, host) or '0')
+  if redis.call('SISMEMBER', a.k.cand, host) == 1 then
+    local load = tonumber(redis.call('ZSCORE', a.k.load, host) or '0')
     local score = scored[i][2] * (load + 1)
     if best == nil or score < best_score then
       best, best_score, best_load, ties = host, score, load, 1
@@ -39,12 +39,13 @@ for i = 1, k do
     end
   end
 end
-if not best then return no_candidate_reply(a) end
-
-if a.limit > 0 and best_load + a.cost > a.limit then
-  keep_pool_alive(a.pool_keys, a.pool_ttl_ms)
-  return { 'SHED', best, num_str(best_load) }
+if not best then
+  if a.n == 0 and redis.call('EXISTS', a.k.cand) == 0 then return { 'NEED_CANDIDATES' } end
+  return { 'NO_CANDIDATE' }
 end
 
-take_lease(a, best, now)
+if a.limit > 0 and best_load + a.cost > a.limit then return shed_reply(a, best, best_load) end
+
+local existing = take_lease(a, best, now)
+if existing then return existing end
 return { 'OK', best, num_str(best_load), 'adaptive_score' }

@@ -71,17 +71,17 @@ describe("cluster_metrics settings", () => {
 
   it("refuses what Higress silently misreads, naming the key", () => {
     expect(firstError("{\"mode\":\"LeastBusyy\",\"service_list\":[\"a\"]}")).toBe("lb_config.mode must be one of LeastBusy, LeastTotalLatency, LeastFirstTokenLatency, AdaptiveScore (case-sensitive), got 'LeastBusyy'");
-    expect(firstError("{\"mode\":\"LeastBusy\"}")).toBe("lb_config.service_list must list at least one cluster name, e.g. outbound|80||svc.dns");
+    expect(firstError("{\"mode\":\"LeastBusy\"}")).toBe("lb_config.service_list must be a non-empty list of cluster names");
     expect(firstError("{\"service_list\":[\"a\",\"a\"]}")).toBe("lb_config.service_list[1] repeats 'a'");
     expect(firstError("{\"service_list\":[\"a\"],\"rate_limit\":1.7}")).toBe("lb_config.rate_limit must be a number in [0.0, 1.0], got 1.7");
     expect(firstError("{\"service_list\":[\"a\"],\"rate_limit\":0}")).toBe("lb_config.rate_limit must be in (0, 1] (1 = no limit), got 0");
     expect(firstError("{\"service_list\":[\"a\"],\"ewma_beta\":1.5}")).toBe("lb_config.ewma_beta must be a number in [0.0, 1.0], got 1.5");
     expect(firstError("{\"service_list\":[\"a\"],\"queue_size\":-1}")).toBe("lb_config.queue_size must be an integer in [0, 100000], got -1");
-    expect(firstError("{\"service_list\":[\"a\"],\"ttft_weight\":0,\"total_latency_weight\":0}")).toBe("lb_config.ttft_weight and lb_config.total_latency_weight cannot both be 0");
+    expect(firstError("{\"service_list\":[\"a\"],\"ttft_weight\":0,\"total_latency_weight\":0}")).toBe("lb_config.ttft_weight must be > 0 when total_latency_weight is 0, got 0");
     expect(firstError("{\"service_list\":[\"a\"],\"error_penalty\":-1}")).toBe("lb_config.error_penalty must be a number in [0.0, 1000000000.0], got -1");
     expect(firstError("{\"service_list\":[\"a\"],\"failure_cooldown_ms\":-5}")).toBe("lb_config.failure_cooldown_ms must be an integer in [0, 86400000], got -5");
     expect(firstError("{\"service_list\":[\"a\"],\"metrics_missing_policy\":\"random\"}")).toBe("lb_config.metrics_missing_policy must be one of least_busy, got 'random'");
-    expect(firstError("{\"service_list\":[\"a\"],\"global_inflight_enabled\":true}")).toBe("lb_config.serviceFQDN and lb_config.servicePort are required when global_inflight_enabled is true");
+    expect(firstError("{\"service_list\":[\"a\"],\"global_inflight_enabled\":true}")).toBe("lb_config.serviceFQDN and servicePort are required when global_inflight_enabled is true");
   });
 });
 

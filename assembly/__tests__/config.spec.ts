@@ -1,6 +1,7 @@
 // Plugin configuration: Higress's ai-load-balancer keys accepted verbatim, _rules_ matching, and
 // every bad value refused with a message that names the key.
-import { parsePluginConfig, PluginConfig, MatchInput, domainMatches, serviceMatches } from "../config/rules";
+import { parsePluginConfig, PluginConfig, MatchInput } from "../config/rules";
+import { domainMatches, serviceMatches, stripPort } from "../config/rule_match";
 
 function expectContains(actual: string, part: string): void {
   if (!actual.includes(part)) trace(actual);
@@ -44,7 +45,7 @@ describe("Higress configurations", () => {
     const compat = parsePluginConfig(`{"lb_policy":"prefix_cache","lb_config":{"serviceFQDN":"r","servicePort":1,"compat":true}}`).config!.defaultConfig!;
     expect(compat.prefix.blockBoundary).toBe("user");
     expect(error(`{"lb_policy":"prefix_cache","lb_config":{"serviceFQDN":"r","servicePort":1,"compat":true,"blockBoundary":"message"}}`))
-      .toBe("lb_config.blockBoundary must be user when compat is true (Higress closes blocks at user messages only)");
+      .toBe("lb_config.blockBoundary must be user when compat is true (Higress closes blocks at user messages only), got 'message'");
   });
 
   it("maps the old endpoint_metrics names", () => {
@@ -90,7 +91,7 @@ describe("bad configurations name the key", () => {
       .toBe("_rules_[0].lb_config.header must be a string, got 7");
   });
   it("a rule without a matcher", () => {
-    expectContains(error(`{"_rules_":[{"lb_policy":"header"}]}`), "_rules_[0] needs _match_route_");
+    expectContains(error(`{"_rules_":[{"lb_policy":"header"}]}`), "_rules_[0] must have a non-empty _match_route_");
   });
   it("lb_config without lb_policy", () => { expectContains(error(`{"lb_config":{}}`), "lb_policy is required"); });
 });
@@ -127,17 +128,237 @@ describe("_rules_", () => {
   });
 });
 
-describe("matchers", () => {
-  it("domains: exact, wildcard, port ignored, case-insensitive", () => {
-    expect(domainMatches("api.example.com", "API.example.com:8080")).toBe(true);
-    expect(domainMatches("*.example.com", "a.b.example.com")).toBe(true);
-    expect(domainMatches("*.example.com", "example.com")).toBe(false);
-    expect(domainMatches("api.example.com", "api.example.org")).toBe(false);
+// One row per point of higress-parity.md section 2 (Higress's SDK matcher): the rule's match keys,
+// the request (route_name, :authority, cluster_name), and whether the rule applies.
+class Case {
+  constructor(public what: string, public matchers: string, public route: string, public authority: string,
+    public cluster: string, public applies: bool) {}
+}
+const VLLM = "outbound|8000||vllm.static";
+const CASES: Case[] = [
+  new Case("route: exact name", `"_match_route_":["r1"]`, "r1", "h", VLLM, true),
+  new Case("route: another name", `"_match_route_":["r1"]`, "r2", "h", VLLM, false),
+  new Case("route: case-sensitive", `"_match_route_":["R1"]`, "r1", "h", VLLM, false),
+  new Case("route: not a prefix match", `"_match_route_":["r"]`, "r1", "h", VLLM, false),
+  new Case("route: OR within the list", `"_match_route_":["a","r1"]`, "r1", "h", VLLM, true),
+  new Case("route: a scalar is a one-element list", `"_match_route_":"r1"`, "r1", "h", VLLM, true),
+  new Case("route: empty entries dropped, so a missing route_name never matches", `"_match_route_":["","r1"]`, "", "h", VLLM, false),
+  new Case("route wins over domain: the domain is ignored", `"_match_route_":["r1"],"_match_domain_":["other.com"]`, "r1", "h", VLLM, true),
+  new Case("route wins over domain: a domain match alone is not enough", `"_match_route_":["r1"],"_match_domain_":["h"]`, "r2", "h", VLLM, false),
+  new Case("route AND service: both", `"_match_route_":["r1"],"_match_service_":["vllm.static"]`, "r1", "h", VLLM, true),
+  new Case("route AND service: route only", `"_match_route_":["r1"],"_match_service_":["other.static"]`, "r1", "h", VLLM, false),
+  new Case("route AND service: service only", `"_match_route_":["r1"],"_match_service_":["vllm.static"]`, "r2", "h", VLLM, false),
+  new Case("route wins over prefix: the prefix is ignored", `"_match_route_":["r1"],"_match_route_prefix_":["r"]`, "r2", "h", VLLM, false),
+  new Case("domain: exact", `"_match_domain_":["api.example.com"]`, "r", "api.example.com", VLLM, true),
+  new Case("domain: port stripped from the request", `"_match_domain_":["api.example.com"]`, "r", "api.example.com:8080", VLLM, true),
+  new Case("domain: case-sensitive", `"_match_domain_":["api.example.com"]`, "r", "API.example.com", VLLM, false),
+  new Case("domain: the pattern keeps its port", `"_match_domain_":["api.example.com:8080"]`, "r", "api.example.com:8080", VLLM, false),
+  new Case("domain: *x is a suffix match", `"_match_domain_":["*.example.com"]`, "r", "a.b.example.com", VLLM, true),
+  new Case("domain: *.x does not match x itself", `"_match_domain_":["*.example.com"]`, "r", "example.com", VLLM, false),
+  new Case("domain: *x needs no dot", `"_match_domain_":["*example.com"]`, "r", "myexample.com", VLLM, true),
+  new Case("domain: x* is a prefix match", `"_match_domain_":["api.*"]`, "r", "api.example.org:80", VLLM, true),
+  new Case("domain: x* prefix mismatch", `"_match_domain_":["api.*"]`, "r", "www.example.org", VLLM, false),
+  new Case("domain: * matches any host", `"_match_domain_":["*"]`, "r", "anything", VLLM, true),
+  new Case("domain: IPv6 literal without port", `"_match_domain_":["[::1]"]`, "r", "[::1]", VLLM, true),
+  new Case("domain: IPv6 literal with port", `"_match_domain_":["[::1]"]`, "r", "[::1]:80", VLLM, true),
+  new Case("domain: OR within the list", `"_match_domain_":["a.com","b.com"]`, "r", "b.com", VLLM, true),
+  new Case("domain: an empty entry is kept and matches an empty host", `"_match_domain_":[""]`, "r", ":80", VLLM, true),
+  new Case("domain wins over service: the service is ignored", `"_match_domain_":["h"],"_match_service_":["other.static"]`, "r", "h", VLLM, true),
+  new Case("domain wins over service: a service match alone is not enough", `"_match_domain_":["x"],"_match_service_":["vllm.static"]`, "r", "h", VLLM, false),
+  new Case("service: fqdn", `"_match_service_":["vllm.static"]`, "r", "h", VLLM, true),
+  new Case("service: fqdn:port", `"_match_service_":["vllm.static:8000"]`, "r", "h", VLLM, true),
+  new Case("service: wrong port", `"_match_service_":["vllm.static:9000"]`, "r", "h", VLLM, false),
+  new Case("service: case-sensitive", `"_match_service_":["VLLM.static"]`, "r", "h", VLLM, false),
+  new Case("service: cluster name without four fields", `"_match_service_":["vllm.static"]`, "r", "h", "vllm.static", false),
+  new Case("service: five fields", `"_match_service_":["vllm.static"]`, "r", "h", "outbound|8000||vllm.static|x", false),
+  new Case("service: Istio subset field", `"_match_service_":["vllm.static:8000"]`, "r", "h", "outbound|8000|v1|vllm.static", true),
+  new Case("service wins over prefix: the prefix is ignored", `"_match_service_":["other"],"_match_route_prefix_":["r"]`, "r1", "h", VLLM, false),
+  new Case("route prefix: starts with", `"_match_route_prefix_":["ai-"]`, "ai-route-1", "h", VLLM, true),
+  new Case("route prefix: not a suffix", `"_match_route_prefix_":["route"]`, "ai-route", "h", VLLM, false),
+  new Case("route prefix: OR within the list", `"_match_route_prefix_":["x-","ai-"]`, "ai-1", "h", VLLM, true),
+  new Case("route prefix: case-sensitive", `"_match_route_prefix_":["AI-"]`, "ai-1", "h", VLLM, false),
+];
+
+describe("_rules_ match as Higress's SDK matcher (table)", () => {
+  it("each case", () => {
+    for (let i = 0; i < CASES.length; i++) {
+      const c = CASES[i];
+      const r = parsePluginConfig(`{"lb_policy":"header","lb_config":{"header":"x-top"},"_rules_":[{` + c.matchers +
+        `,"lb_policy":"header","lb_config":{"header":"x-rule"}}]}`);
+      expect(r.error).toBe("", c.what);
+      const got = r.config!.select(new MatchInput(c.route, c.authority, c.cluster))!.endpointHeader;
+      expect(got).toBe(c.applies ? "x-rule" : "x-top", c.what);
+    }
   });
-  it("services: fqdn with or without port", () => {
+
+  it("the pure matchers agree with the table's edge cases", () => {
+    expect(stripPort("a.com:80")).toBe("a.com");
+    expect(stripPort("[::1]")).toBe("[::1]");
+    expect(stripPort("[::1]:443")).toBe("[::1]");
+    expect(stripPort("a.com:")).toBe("a.com");
+    expect(domainMatches("*", "")).toBe(true);
     expect(serviceMatches("vllm.static", "outbound|8000||vllm.static")).toBe(true);
-    expect(serviceMatches("vllm.static:8000", "outbound|8000||vllm.static")).toBe(true);
-    expect(serviceMatches("vllm.static:9000", "outbound|8000||vllm.static")).toBe(false);
-    expect(serviceMatches("vllm.static", "not-a-cluster")).toBe(false);
+  });
+
+  it("first matching rule wins, in configuration order", () => {
+    const cfg = parsePluginConfig(`{"_rules_":[
+      {"_match_domain_":["*"],"lb_policy":"header","lb_config":{"header":"x-1"}},
+      {"_match_route_":["r1"],"lb_policy":"header","lb_config":{"header":"x-2"}}]}`).config!;
+    expect(cfg.select(new MatchInput("r1", "h", VLLM))!.endpointHeader).toBe("x-1");
+  });
+
+  it("each rule is parsed on its own: nothing is inherited from the top level", () => {
+    const cfg = parsePluginConfig(`{"lb_policy":"header","lb_config":{"header":"x-top","debugHeader":"x-dbg"},
+      "_rules_":[{"_match_route_":["r1"],"lb_policy":"header"}]}`).config!;
+    const rule = cfg.select(new MatchInput("r1", "h", VLLM))!;
+    expect(rule.endpointHeader).toBe("x-llmlb-endpoint");
+    expect(rule.debugHeader).toBe("");
+  });
+
+  it("a rule whose match lists are all empty is refused", () => {
+    expectContains(error(`{"_rules_":[{"_match_route_":[""],"_match_service_":[],"lb_policy":"header"}]}`), "_rules_[0] must have a non-empty");
+  });
+
+  it("a rule with lb_config but no lb_policy is refused (Higress refuses any rule without lb_policy)", () => {
+    expect(error(`{"_rules_":[{"_match_route_":["a"],"lb_config":{"header":"x"}}]}`))
+      .toBe("_rules_[0].lb_policy is required when lb_config is given");
+  });
+
+  it("a single rule object instead of a list is one rule (gjson Array)", () => {
+    const cfg = parsePluginConfig(`{"_rules_":{"_match_route_":["a"],"lb_policy":"header"}}`).config!;
+    expect(cfg.rules.length).toBe(1);
+  });
+
+  it("ignored matchers are accepted with a warning naming them", () => {
+    const r = parsePluginConfig(`{"_rules_":[{"_match_route_":["a"],"_match_domain_":["h"],"_match_route_prefix_":["p"],"lb_policy":"header"}]}`);
+    expect(r.error).toBe("");
+    expect(r.warnings.length).toBe(2);
+    expectContains(r.warnings[0], "_rules_[0]._match_domain_ is ignored");
+    expectContains(r.warnings[1], "_rules_[0]._match_route_prefix_ is ignored");
+  });
+
+  it("_plugin_id_ (added by Higress) is not a global config", () => {
+    const cfg = parsePluginConfig(`{"_plugin_id_":"p1","_rules_":[{"_match_route_":["a"],"lb_policy":"header"}]}`).config!;
+    expect(cfg.defaultConfig).toBeNull();
+  });
+
+  it("a non-string match entry names the key", () => {
+    expect(error(`{"_rules_":[{"_match_domain_":[7],"lb_policy":"header"}]}`)).toBe("_rules_[0]._match_domain_[0] must be a string, got 7");
+  });
+});
+
+describe("keys Higress reads", () => {
+  it("cluster_metrics with every Higress key is accepted, without warnings, and read", () => {
+    const r = parsePluginConfig(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"mode":"AdaptiveScore",
+      "service_list":["outbound|80||a.dns","outbound|80||b.dns"],"cluster_header":"x-c","rate_limit":0.9,"queue_size":50,
+      "ewma_beta":0.4,"p2c_choices":2,"ttft_weight":0.5,"total_latency_weight":0.5,"error_penalty":2,"failure_cooldown_ms":1000,
+      "metrics_missing_policy":"least_busy","global_inflight_enabled":true,"global_inflight_key_prefix":"p",
+      "global_inflight_timeout":500,"global_inflight_key_ttl":60,"serviceFQDN":"redis.static","servicePort":6379,
+      "username":"u","password":"p","database":1}}`);
+    expect(r.error).toBe("");
+    expect(r.warnings.length).toBe(0);
+    const c = r.config!.defaultConfig!;
+    expect(c.clusterMetrics.queueSize).toBe(50);
+    expect(c.keyPrefix).toBe("p");
+    expect(c.poolCluster).toBe("AdaptiveScore");
+    expect(c.redis!.cluster).toBe("outbound|6379||redis.static?db=1");
+    expect(c.redis!.timeoutMs).toBe(500);
+  });
+
+  it("cluster_hash is accepted; its weights must sum to 100 as in Higress", () => {
+    const ok = parsePluginConfig(`{"lb_type":"cluster","lb_policy":"cluster_hash","lb_config":{"hash_header":"x-user",
+      "clusters":[{"cluster":"outbound|80||a.dns","weight":60},{"cluster":"outbound|80||b.dns","weight":40}]}}`);
+    expect(ok.error).toBe("");
+    expect(error(`{"lb_type":"cluster","lb_policy":"cluster_hash","lb_config":{"clusters":[{"cluster":"a","weight":60}]}}`))
+      .toBe("lb_config.clusters weights must sum to 100, got 60");
+    expect(error(`{"lb_type":"cluster","lb_policy":"cluster_hash","lb_config":{}}`))
+      .toBe("lb_config.clusters must be a non-empty list of {cluster, weight}");
+  });
+
+  it("what Higress refuses in cluster_metrics is refused", () => {
+    expect(error(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"mode":"LeastBusy"}}`))
+      .toBe("lb_config.service_list must be a non-empty list of cluster names");
+    expectContains(error(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"ewma_beta":1.5}}`),
+      "lb_config.ewma_beta must be a number in [0.0, 1.0], got 1.5");
+    expect(error(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"global_inflight_enabled":true}}`))
+      .toBe("lb_config.serviceFQDN and servicePort are required when global_inflight_enabled is true");
+  });
+
+  it("lb_type and policy families must agree, as in Higress", () => {
+    expect(error(`{"lb_policy":"cluster_metrics","lb_config":{"service_list":["a"]}}`))
+      .toBe("lb_policy must be an endpoint policy when lb_type is endpoint (cluster_metrics and cluster_hash need lb_type: cluster), got 'cluster_metrics'");
+    expect(error(`{"lb_type":"cluster","lb_policy":"prefix_cache"}`)).toBe("lb_policy must be cluster_metrics or cluster_hash when lb_type is cluster, got 'prefix_cache'");
+  });
+
+  it("keys of other Higress policies inside an endpoint policy are accepted and named in one warning", () => {
+    const r = parsePluginConfig(`{"lb_policy":"global_least_request","lb_config":{"serviceFQDN":"r","servicePort":1,"hash_header":"x","stickyTimeout":5}}`);
+    expect(r.error).toBe("");
+    expect(r.warnings.length).toBe(1);
+    expect(r.warnings[0]).toBe("lb_config.hash_header, lb_config.stickyTimeout: read by Higress, ignored here (not used by lb_policy global_least_request)");
+  });
+
+  it("a true unknown key is still refused, named", () => {
+    expect(error(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"ewma_alpha":0.5}}`))
+      .toBe("lb_config.ewma_alpha is not a known key");
+  });
+});
+
+const GLR = `"lb_policy":"global_least_request","lb_config":{"serviceFQDN":"r","servicePort":6379`;
+function glr(extra: string): string { return "{" + GLR + "," + extra + "}}"; }
+
+describe("validation refuses what the plugin cannot use", () => {
+  it("numbers: numeric strings are numbers, a number followed by junk is not", () => {
+    expect(parsePluginConfig(glr(`"timeout":"2500"`)).config!.defaultConfig!.redis!.timeoutMs).toBe(2500);
+    expect(error(glr(`"timeout":"3s"`))).toBe("lb_config.timeout must be an integer in [0, 60000] (milliseconds), got '3s'");
+    expect(error(glr(`"maxRequestCount":"10abc"`))).toBe("lb_config.maxRequestCount must be an integer in [0, 1000000000], got '10abc'");
+    expect(error(`{"lb_policy":"global_least_request","lb_config":{"serviceFQDN":"r","servicePort":"6379; FLUSHALL"}}`))
+      .toBe("lb_config.servicePort must be an integer in [0, 65535], got '6379; FLUSHALL'");
+    expectContains(error(glr(`"timeout":" 100"`)), "lb_config.timeout must be an integer");
+    expectContains(error(glr(`"timeout":"0x10"`)), "lb_config.timeout must be an integer");
+    expect(parsePluginConfig(`{"lb_policy":"endpoint_metrics","lb_config":{"rate_limit":"0.6"}}`).config!.defaultConfig!.metrics.rateLimit).toBe(0.6);
+    expectContains(error(`{"lb_policy":"endpoint_metrics","lb_config":{"rate_limit":"0.6x"}}`), "lb_config.rate_limit must be a number");
+  });
+
+  it("Higress's zero-means-default durations", () => {
+    const c = parsePluginConfig(glr(`"timeout":0,"cleanInterval":0`)).config!.defaultConfig!;
+    expect(c.redis!.timeoutMs).toBe(3000);
+    expect(c.hostStaleMs).toBe(60 * 60000);
+    const p = parsePluginConfig(`{"lb_policy":"prefix_cache","lb_config":{"serviceFQDN":"r","servicePort":1,"redisKeyTTL":0}}`).config!.defaultConfig!;
+    expect(p.prefix.keyTtlSeconds).toBe(1800);
+  });
+
+  it("header names must be HTTP tokens", () => {
+    expect(error(glr(`"debugHeader":"x bad header"`)))
+      .toBe("lb_config.debugHeader must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~), got 'x bad header'");
+    expect(error(glr(`"destinationHeader":"x-dest\\r\\nx-injected: 1"`)))
+      .toBe("lb_config.destinationHeader must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~), got 'x-dest\\r\\nx-injected: 1'");
+    expectContains(error(glr(`"priorityHeader":""`)), "lb_config.priorityHeader must be an HTTP header name");
+    expectContains(error(`{"lb_policy":"header","lb_config":{"header":":authority"}}`), "lb_config.header must be an HTTP header name");
+    expect(parsePluginConfig(glr(`"debugHeader":"X-LLMLB-Debug","destinationHeader":""`)).config!.defaultConfig!.debugHeader).toBe("x-llmlb-debug");
+  });
+
+  it("hosts must be ip:port or host:port", () => {
+    const ok = parsePluginConfig(glr(`"staticHosts":["10.0.0.1:8000","[::1]:80","pod-a.vllm.svc:8000"]`));
+    expect(ok.error).toBe("");
+    expect(ok.config!.defaultConfig!.staticHosts.length).toBe(3);
+    expect(error(glr(`"staticHosts":["10.0.0.1 8000"]`))).toBe("lb_config.staticHosts[0] must be ip:port or host:port, got '10.0.0.1 8000'");
+    expectContains(error(glr(`"staticHosts":["10.0.0.1:8000 "]`)), "lb_config.staticHosts[0] must be ip:port");
+    expectContains(error(glr(`"staticHosts":["10.0.0.1:0"]`)), "lb_config.staticHosts[0] must be ip:port");
+    expectContains(error(glr(`"staticHosts":["10.0.0.1"]`)), "lb_config.staticHosts[0] must be ip:port");
+    expectContains(error(glr(`"staticHosts":["[zz]:80"]`)), "lb_config.staticHosts[0] must be ip:port");
+    expect(error(`{"lb_policy":"global_least_request","lb_config":{"serviceFQDN":"redis|static","servicePort":6379}}`))
+      .toBe("lb_config.serviceFQDN must be a host name such as redis.static, got 'redis|static'");
+  });
+
+  it("other values the plugin writes somewhere", () => {
+    expectContains(error(glr(`"keyPrefix":"a}b"`)), "lb_config.keyPrefix must be non-empty without '{', '}'");
+    expectContains(error(glr(`"healthyStatuses":["healthy"]`)), "lb_config.healthyStatuses[0] must be one of Healthy");
+    expectContains(error(`{"lb_policy":"endpoint_metrics","lb_config":{"metricsPath":"metrics"}}`), "lb_config.metricsPath must be a path");
+  });
+
+  it("a numeric password is refused without printing it", () => {
+    const e = error(glr(`"password":987654`));
+    expect(e).toBe("lb_config.password must be a string (quote it in YAML), got a number (value not shown)");
+    expect(e.includes("987654")).toBe(false);
   });
 });

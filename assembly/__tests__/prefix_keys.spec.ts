@@ -114,6 +114,14 @@ describe("namespacing", () => {
     expect(levelKeyPrefix(NS, "m", options(true, false))).toBe("");
     expect(levelKeyPrefix(NS, "m", options(false, false))).toBe(NS + ":p:m:");
   });
+
+  it("a usual model id stays as is; a long or unusual one is hashed (bounded key names)", () => {
+    expect(levelKeyPrefix(NS, "meta-llama/Llama-3.1-8B-Instruct", options(false, false))).toBe(NS + ":p:meta-llama/Llama-3.1-8B-Instruct:");
+    const long = "m".repeat(100000);
+    expect(levelKeyPrefix(NS, long, options(false, false))).toBe(NS + ":p:sha1-" + hex(long) + ":");
+    expect(levelKeyPrefix(NS, "a b\r\nc", options(false, false))).toBe(NS + ":p:sha1-" + hex("a b\r\nc") + ":");
+    expect(levelKeyPrefix(NS, "m".repeat(64), options(false, false))).toBe(NS + ":p:" + "m".repeat(64) + ":");
+  });
 });
 
 describe("bodies without usable blocks", () => {

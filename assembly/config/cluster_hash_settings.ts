@@ -6,8 +6,6 @@
 import { JsonValue } from "../json/value";
 import { ConfigReader } from "./reader";
 
-export const CLUSTER_HASH_KEYS: string[] = ["clusters", "hash_header", "cluster_header"];
-
 export class WeightedCluster {
   constructor(public cluster: string, public weight: i32) {}
 }

@@ -12,11 +12,6 @@ export const MODE_LEAST_FIRST_TOKEN_LATENCY = 2;
 export const MODE_ADAPTIVE_SCORE = 3;
 export const MODE_NAMES: string[] = ["LeastBusy", "LeastTotalLatency", "LeastFirstTokenLatency", "AdaptiveScore"];
 
-export const CLUSTER_METRICS_KEYS: string[] = ["mode", "service_list", "cluster_header", "rate_limit", "queue_size",
-  "ewma_beta", "p2c_choices", "ttft_weight", "total_latency_weight", "error_penalty", "failure_cooldown_ms",
-  "metrics_missing_policy", "global_inflight_enabled", "serviceFQDN", "servicePort", "username", "password", "database",
-  "global_inflight_key_prefix", "global_inflight_timeout", "global_inflight_key_ttl"];
-
 export const DEFAULT_CLUSTER_HEADER = "x-higress-target-cluster";
 
 /** Case-sensitive, as Higress compares it; -1 for anything else. */
@@ -62,7 +57,7 @@ export function parseClusterMetricsSettings(r: ConfigReader): ClusterMetricsSett
     s.mode = MODE_LEAST_BUSY;
   }
   s.services = r.strList("service_list");
-  if (s.services.length == 0) r.errors.add(r.key("service_list") + " must list at least one cluster name, e.g. outbound|80||svc.dns");
+  if (s.services.length == 0) r.errors.add(r.key("service_list") + " must be a non-empty list of cluster names");
   for (let i = 0; i < s.services.length; i++) {
     const name = s.services[i];
     if (name.length == 0) r.errors.add(r.key("service_list") + "[" + i.toString() + "] must not be empty");
@@ -78,7 +73,7 @@ export function parseClusterMetricsSettings(r: ConfigReader): ClusterMetricsSett
   s.ttftWeight = r.num("ttft_weight", 0.7, 0.0, 1e9);
   s.totalLatencyWeight = r.num("total_latency_weight", 0.3, 0.0, 1e9);
   if (s.ttftWeight == 0.0 && s.totalLatencyWeight == 0.0) {
-    r.errors.add(r.key("ttft_weight") + " and " + r.key("total_latency_weight") + " cannot both be 0");
+    r.errors.add(r.key("ttft_weight") + " must be > 0 when total_latency_weight is 0, got 0");
   }
   s.errorPenalty = r.num("error_penalty", 3.0, 0.0, 1e9);
   s.failureCooldownMs = r.int("failure_cooldown_ms", 30000, 0, 86400000);
@@ -89,7 +84,7 @@ export function parseClusterMetricsSettings(r: ConfigReader): ClusterMetricsSett
   s.globalTimeoutMs = intZeroDefault(r, "global_inflight_timeout", 3000, 0, 60000);
   s.globalKeyTtlSeconds = intZeroDefault(r, "global_inflight_key_ttl", 1800, 0, 31536000);
   if (s.globalInflight && (!r.has("serviceFQDN") || !r.has("servicePort"))) {
-    r.errors.add(r.key("serviceFQDN") + " and " + r.key("servicePort") + " are required when global_inflight_enabled is true");
+    r.errors.add(r.key("serviceFQDN") + " and servicePort are required when global_inflight_enabled is true");
   }
   return s;
 }

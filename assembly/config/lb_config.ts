@@ -7,16 +7,19 @@ import { JsonValue } from "../json/value";
 import { ConfigErrors, ConfigReader } from "./reader";
 import { PrefixSettings, parsePrefixSettings, PREFIX_KEYS } from "./prefix_settings";
 import { MetricsSettings, parseMetricsSettings, METRICS_KEYS } from "./metrics_settings";
-import { ClusterMetricsSettings, parseClusterMetricsSettings, CLUSTER_METRICS_KEYS, MODE_NAMES } from "./cluster_metrics_settings";
-import { ClusterHashSettings, parseClusterHashSettings, CLUSTER_HASH_KEYS } from "./cluster_hash_settings";
+import { ClusterMetricsSettings, parseClusterMetricsSettings, MODE_NAMES } from "./cluster_metrics_settings";
+import { ClusterHashSettings, parseClusterHashSettings } from "./cluster_hash_settings";
 import { EndpointHashSettings, parseEndpointHashSettings, ENDPOINT_HASH_KEYS } from "./endpoint_hash_settings";
+import { checkClusterKeys, isClusterPolicy, POLICY_CLUSTER_HASH, POLICY_CLUSTER_METRICS } from "./cluster_settings";
+import { checkKeys, HIGRESS_FOREIGN_KEYS } from "./higress_keys";
+import { isKeyPrefix } from "./text_checks";
+
+export { POLICY_CLUSTER_HASH, POLICY_CLUSTER_METRICS } from "./cluster_settings";
 
 export const POLICY_NONE = "none";
 export const POLICY_GLOBAL_LEAST_REQUEST = "global_least_request";
 export const POLICY_PREFIX_CACHE = "prefix_cache";
 export const POLICY_ENDPOINT_METRICS = "endpoint_metrics";
-export const POLICY_CLUSTER_METRICS = "cluster_metrics";
-export const POLICY_CLUSTER_HASH = "cluster_hash";
 export const POLICY_ENDPOINT_HASH = "endpoint_hash";
 export const POLICY_HEADER = "header";
 
@@ -85,8 +88,6 @@ const COMMON_KEYS: string[] = ["serviceFQDN", "servicePort", "serviceHost", "use
   "debugHeader", "staticHosts", "healthyStatuses", "bodilessRequests", "maxBodyBytes", "enableDetailLog",
   "header", "logLevel", "keyScope"];
 
-const CLUSTER_DEBUG_KEYS: string[] = ["debugHeader", "enableDetailLog"];
-
 function needsRedis(policy: string): bool {
   return policy == POLICY_GLOBAL_LEAST_REQUEST || policy == POLICY_PREFIX_CACHE || policy == POLICY_ENDPOINT_HASH;
 }
@@ -95,16 +96,31 @@ function parseRedis(r: ConfigReader, policy: string): RedisSettings | null {
   const required = needsRedis(policy);
   if (!r.has("serviceFQDN") && !required) return null;
   const s = new RedisSettings();
-  const fqdn = r.str("serviceFQDN", "");
+  const fqdn = r.hostName("serviceFQDN");
   const port = r.int("servicePort", 0, 0, 65535);
   if (fqdn.length == 0) r.errors.add(r.key("serviceFQDN") + " is required for lb_policy " + policy + " (the Redis service, e.g. redis.static)");
   if (port == 0) r.errors.add(r.key("servicePort") + " is required for lb_policy " + policy + " (the Redis port, e.g. 6379)");
   const db = r.int("database", 0, 0, 15);
   s.cluster = "outbound|" + port.toString() + "||" + fqdn + (db > 0 ? "?db=" + db.toString() : "");
   s.username = r.str("username", "");
-  s.password = r.str("password", "");
-  s.timeoutMs = <u32>r.int("timeout", 3000, 1, 60000);
+  s.password = r.secret("password");
+  // Higress: 0 or missing means 3000 ms.
+  const timeout = r.int("timeout", 3000, 0, 60000, "milliseconds");
+  s.timeoutMs = <u32>(timeout == 0 ? 3000 : timeout);
   return s;
+}
+
+// Envoy's health states (HealthStatus names as proxy_get_upstream_hosts reports them).
+const HEALTH_STATES: string[] = ["Healthy", "Degraded", "Unhealthy", "Draining", "Timeout", "Unknown"];
+
+function healthStatuses(r: ConfigReader): string[] {
+  const list = r.strList("healthyStatuses");
+  for (let i = 0; i < list.length; i++) {
+    if (!HEALTH_STATES.includes(list[i])) {
+      r.errors.add(r.key("healthyStatuses") + "[" + i.toString() + "] must be one of " + HEALTH_STATES.join(", ") + ", got '" + list[i] + "'");
+    }
+  }
+  return list;
 }
 
 /** Parses {lb_type, lb_policy, lb_config} of `obj`; errors are added to `errors`. */
@@ -114,24 +130,22 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
   c.lbType = top.choice("lb_type", "endpoint", ["endpoint", "cluster"]);
   let policy = top.choice("lb_policy", POLICY_NONE, POLICIES);
   if (policy == "least_busy" || policy == "metrics_based") policy = POLICY_ENDPOINT_METRICS;
-  const clusterPolicy = policy == POLICY_CLUSTER_METRICS || policy == POLICY_CLUSTER_HASH;
-  if (policy != POLICY_NONE && (c.lbType == "cluster") != clusterPolicy) {
-    errors.add(top.key("lb_policy") + " " + policy + " needs lb_type " + (clusterPolicy ? "cluster" : "endpoint") + ", got '" + c.lbType + "'");
+  // Higress: lb_type cluster takes only cluster policies, endpoint only endpoint ones (main.go 60-93).
+  if (policy != POLICY_NONE && (c.lbType == "cluster") != isClusterPolicy(policy)) {
+    errors.add(top.key("lb_policy") + (c.lbType == "cluster"
+      ? " must be cluster_metrics or cluster_hash when lb_type is cluster, got '"
+      : " must be an endpoint policy when lb_type is endpoint (cluster_metrics and cluster_hash need lb_type: cluster), got '") + policy + "'");
   }
   c.policy = policy;
   const r = top.child("lb_config");
-  if (policy == POLICY_CLUSTER_HASH || policy == POLICY_CLUSTER_METRICS) {
-    // Ours on top of Higress's keys: the debug response header and one log line per pick.
+  if (isClusterPolicy(policy)) {
+    checkClusterKeys(r, policy);
     c.debugHeader = r.str("debugHeader", "").toLowerCase();
     c.detailLog = r.bool("enableDetailLog", false);
-  }
-  if (policy == POLICY_CLUSTER_HASH) {
-    r.rejectUnknown(CLUSTER_HASH_KEYS.concat(CLUSTER_DEBUG_KEYS));
-    c.clusterHash = parseClusterHashSettings(r);
-    return c;
-  }
-  if (policy == POLICY_CLUSTER_METRICS) {
-    r.rejectUnknown(CLUSTER_METRICS_KEYS.concat(CLUSTER_DEBUG_KEYS));
+    if (policy == POLICY_CLUSTER_HASH) {
+      c.clusterHash = parseClusterHashSettings(r);
+      return c;
+    }
     const m = parseClusterMetricsSettings(r);
     c.clusterMetrics = m;
     const rs = m.globalInflight ? parseRedis(r, policy) : null;
@@ -144,35 +158,43 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
     }
     return c;
   }
-  // Every endpoint policy accepts every endpoint key (each reads the ones it uses).
-  r.rejectUnknown(COMMON_KEYS.concat(PREFIX_KEYS).concat(METRICS_KEYS).concat(ENDPOINT_HASH_KEYS));
+  // endpoint_hash's own keys elsewhere are Higress keys of another policy (one warning), still
+  // checked so a bad value is refused wherever it is written.
+  let ours = COMMON_KEYS.concat(PREFIX_KEYS).concat(METRICS_KEYS);
+  if (policy == POLICY_ENDPOINT_HASH) ours = ours.concat(ENDPOINT_HASH_KEYS);
+  checkKeys(r, ours, HIGRESS_FOREIGN_KEYS, "not used by lb_policy " + policy);
   c.endpointHash = parseEndpointHashSettings(r);
   c.redis = parseRedis(r, policy);
   c.keyPrefix = r.str("keyPrefix", c.keyPrefix);
+  if (!isKeyPrefix(c.keyPrefix)) {
+    r.errors.add(r.key("keyPrefix") + " must be non-empty without '{', '}', spaces or control characters (it is inside every key's hash tag), got '" + c.keyPrefix + "'");
+  }
   c.keyScope = r.choice("keyScope", "route_cluster", ["route_cluster", "cluster"]);
-  c.leaseTtlMs = r.int("leaseTTL", 60, 2, 86400) * 1000;
-  c.candidateTtlMs = r.int("candidateTTL", 30, 1, 3600) * 1000;
-  c.hostStaleMs = r.int("cleanInterval", 60, 1, 10080) * 60000;
+  c.leaseTtlMs = r.int("leaseTTL", 60, 2, 86400, "seconds") * 1000;
+  c.candidateTtlMs = r.int("candidateTTL", 30, 1, 3600, "seconds") * 1000;
+  // Higress: 0 or missing means 60 minutes.
+  const clean = r.int("cleanInterval", 60, 0, 10080, "minutes");
+  c.hostStaleMs = (clean == 0 ? 60 : clean) * 60000;
   c.costMode = r.choice("costMode", "count", ["count", "bytes", "tokens"]);
   c.maxRequestCount = r.int("maxRequestCount", 0, 0, 1000000000);
   c.shedStatus = <u32>r.int("shedStatus", 429, 400, 599);
-  c.retryAfterSeconds = r.int("retryAfter", 1, 0, 3600);
-  c.priorityHeader = r.str("priorityHeader", c.priorityHeader).toLowerCase();
+  c.retryAfterSeconds = r.int("retryAfter", 1, 0, 3600, "seconds");
+  c.priorityHeader = r.headerName("priorityHeader", c.priorityHeader, false);
   c.highPriorityValue = r.str("highPriorityValue", c.highPriorityValue);
   c.lowPriorityValue = r.str("lowPriorityValue", c.lowPriorityValue);
   c.lowPriorityFraction = r.num("lowPriorityFraction", 0.5, 0.0, 1.0);
   c.failurePenalty = r.int("failurePenalty", 2, 0, 1000000);
-  c.failurePenaltyMs = r.int("failurePenaltySeconds", 10, 0, 3600) * 1000;
+  c.failurePenaltyMs = r.int("failurePenaltySeconds", 10, 0, 3600, "seconds") * 1000;
   c.breakerFailures = r.int("breakerFailures", 3, 1, 1000);
-  c.breakerOpenMs = r.int("breakerOpenSeconds", 5, 1, 3600) * 1000;
-  c.destinationHeader = r.str("destinationHeader", "").toLowerCase();
-  c.debugHeader = r.str("debugHeader", "").toLowerCase();
-  c.staticHosts = r.strList("staticHosts");
-  if (r.has("healthyStatuses")) c.healthyStatuses = r.strList("healthyStatuses");
+  c.breakerOpenMs = r.int("breakerOpenSeconds", 5, 1, 3600, "seconds") * 1000;
+  c.destinationHeader = r.headerName("destinationHeader", "", true);
+  c.debugHeader = r.headerName("debugHeader", "", true);
+  c.staticHosts = r.hostPortList("staticHosts");
+  if (r.has("healthyStatuses")) c.healthyStatuses = healthStatuses(r);
   c.bodilessRequests = r.choice("bodilessRequests", "passthrough", ["passthrough", "balance"]);
-  c.maxBodyBytes = r.int("maxBodyBytes", 4194304, 1024, 1073741824);
+  c.maxBodyBytes = r.int("maxBodyBytes", 4194304, 1024, 1073741824, "bytes");
   c.detailLog = r.bool("enableDetailLog", false);
-  c.endpointHeader = r.str("header", c.endpointHeader).toLowerCase();
+  c.endpointHeader = r.headerName("header", c.endpointHeader, false);
   c.prefix = parsePrefixSettings(r);
   c.metrics = parseMetricsSettings(r);
   return c;

@@ -3,6 +3,7 @@
 // Defaults sit next to their validation; the policy's behaviour is described in
 // assembly/metrics_policy/README.md.
 import { ConfigReader } from "./reader";
+import { isPathText } from "./text_checks";
 
 export const METRICS_KEYS: string[] = ["metric_policy", "target_metric", "rate_limit", "window_size", "window_seconds",
   "rateLimitScope", "queueThreshold", "kvThreshold", "loraQueueThreshold", "loraAdapters", "scoring", "queueWeight",
@@ -75,8 +76,11 @@ export function parseMetricsSettings(r: ConfigReader): MetricsSettings {
     r.errors.add(r.key("target_metric") + " is required when metric_policy is " + s.metricPolicy);
   }
   s.rateLimit = r.num("rate_limit", 1.0, 0.0, 1.0);
-  s.windowSize = <i32>r.int("window_size", 100, 1, 10000);
-  s.windowSeconds = r.int("window_seconds", 60, 1, 86400);
+  // Higress PR #4260: 0 or missing means 100 entries / 60 s.
+  const size = r.int("window_size", 100, 0, 10000);
+  s.windowSize = <i32>(size == 0 ? 100 : size);
+  const seconds = r.int("window_seconds", 60, 0, 86400, "seconds");
+  s.windowSeconds = seconds == 0 ? 60 : seconds;
   s.rateLimitScope = r.choice("rateLimitScope", "gateway", ["gateway", "vm"]);
   s.queueThreshold = r.num("queueThreshold", 5.0, 0.0, 1e9);
   s.kvThreshold = r.num("kvThreshold", 0.8, 0.0, 1.0);
@@ -91,15 +95,16 @@ export function parseMetricsSettings(r: ConfigReader): MetricsSettings {
   s.latencyAlpha = r.num("latencyAlpha", 0.2, 0.001, 1.0);
   s.source = r.choice("metricsSource", SOURCE_HEALTH_CHECK, [SOURCE_HEALTH_CHECK, SOURCE_POLL]);
   s.path = r.str("metricsPath", "/metrics");
+  if (!isPathText(s.path)) r.errors.add(r.key("metricsPath") + " must be a path starting with '/' without spaces or control characters, got '" + s.path + "'");
   s.cluster = r.str("metricsCluster", "");
   if (s.source == SOURCE_POLL && s.cluster.length == 0) {
     r.errors.add(r.key("metricsCluster") + " is required when metricsSource is poll (an ORIGINAL_DST cluster with use_http_header: true)");
   }
-  s.scrapeIntervalMs = r.int("scrapeIntervalMs", 1000, 50, 3600000);
-  s.scrapeTimeoutMs = r.int("scrapeTimeoutMs", 500, 10, 60000);
-  s.reparseIntervalMs = r.int("reparseIntervalMs", 200, 0, 3600000);
-  s.inflightRefreshMs = r.int("inflightRefreshMs", 200, 50, 60000);
-  s.staleAfterMs = r.int("staleAfterMs", 5000, 100, 86400000);
+  s.scrapeIntervalMs = r.int("scrapeIntervalMs", 1000, 50, 3600000, "milliseconds");
+  s.scrapeTimeoutMs = r.int("scrapeTimeoutMs", 500, 10, 60000, "milliseconds");
+  s.reparseIntervalMs = r.int("reparseIntervalMs", 200, 0, 3600000, "milliseconds");
+  s.inflightRefreshMs = r.int("inflightRefreshMs", 200, 50, 60000, "milliseconds");
+  s.staleAfterMs = r.int("staleAfterMs", 5000, 100, 86400000, "milliseconds");
   s.stalePolicy = r.choice("stalePolicy", STALE_SATURATED, [STALE_SATURATED, STALE_INFLIGHT_ONLY]);
   s.queueLimit = r.num("queueLimit", 5.0, 0.0, 1e9);
   s.kvLimit = r.num("kvLimit", 0.8, 0.0, 1.0);

@@ -28,10 +28,12 @@ export class PrefixSettings {
 
 export function parsePrefixSettings(r: ConfigReader): PrefixSettings {
   const s = new PrefixSettings();
-  s.keyTtlSeconds = r.int("redisKeyTTL", 1800, 1, 31536000);
+  // Higress: 0 or missing means 1800 s.
+  const ttl = r.int("redisKeyTTL", 1800, 0, 31536000, "seconds");
+  s.keyTtlSeconds = ttl == 0 ? 1800 : ttl;
   s.compat = r.bool("compat", false);
   s.orderSensitive = r.bool("orderSensitive", false);
-  if (s.compat && s.orderSensitive) r.errors.add(r.key("orderSensitive") + " cannot be true when compat is true (Higress keys are not position-salted)");
+  if (s.compat && s.orderSensitive) r.errors.add(r.key("orderSensitive") + " must be false when compat is true (Higress keys are not position-salted), got true");
   s.namespaceByModel = r.bool("namespaceByModel", true);
   s.maxHashBytes = r.int("maxHashBytes", 1048576, 64, 1073741824);
   s.gateAbs = r.int("loadGateAbs", 8, 0, 1000000);
@@ -40,6 +42,6 @@ export function parsePrefixSettings(r: ConfigReader): PrefixSettings {
   s.promptChunkBytes = r.int("promptChunkBytes", 1024, 16, 1048576);
   s.maxLevels = r.int("maxPrefixLevels", 64, 1, 1024);
   s.blockBoundary = r.choice("blockBoundary", s.compat ? "user" : "message", ["message", "user"]);
-  if (s.compat && s.blockBoundary != "user") r.errors.add(r.key("blockBoundary") + " must be user when compat is true (Higress closes blocks at user messages only)");
+  if (s.compat && s.blockBoundary != "user") r.errors.add(r.key("blockBoundary") + " must be user when compat is true (Higress closes blocks at user messages only), got '" + s.blockBoundary + "'");
   return s;
 }

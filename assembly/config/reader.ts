@@ -3,16 +3,20 @@
 //   "lb_config.maxRequestCount must be an integer >= 0, got -3"
 // and the default is used, so one pass reports the first error without ever aborting the VM.
 import { JsonValue } from "../json/value";
+import { isHeaderName, isHostName, isHostPort, isNumberText } from "./text_checks";
 
 export class ConfigErrors {
   messages: string[] = [];
+  /** Accepted but worth telling: keys Higress reads that this plugin ignores, ignored matchers. */
+  warnings: string[] = [];
   add(message: string): void { this.messages.push(message); }
+  warn(message: string): void { this.warnings.push(message); }
   get ok(): bool { return this.messages.length == 0; }
   first(): string { return this.messages.length > 0 ? this.messages[0] : ""; }
 }
 
 function describe(v: JsonValue): string {
-  if (v.isString()) return "'" + v.str() + "'";
+  if (v.isString()) return describeText(v.str());
   if (v.isNumber()) {
     const n = v.num();
     return n == Math.floor(n) && Math.abs(n) < 1e15 ? (<i64>n).toString() : n.toString();
@@ -21,6 +25,28 @@ function describe(v: JsonValue): string {
   if (v.isNull()) return "null";
   if (v.isArray()) return "an array";
   return "an object";
+}
+
+function kindOf(v: JsonValue): string {
+  if (v.isNumber()) return "a number";
+  if (v.isBool()) return "a boolean";
+  if (v.isArray()) return "an array";
+  if (v.isObject()) return "an object";
+  return "a string";
+}
+
+/** A string as the message shows it: quoted, control characters escaped so a CR/LF cannot split
+ *  the log line. */
+function describeText(s: string): string {
+  let out = "'";
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c == 0x0D) out += "\\r";
+    else if (c == 0x0A) out += "\\n";
+    else if (c < 0x20 || c == 0x7F) out += "\\x" + (c < 16 ? "0" : "") + c.toString(16);
+    else out += String.fromCharCode(c);
+  }
+  return out + "'";
 }
 
 export class ConfigReader {
@@ -68,15 +94,22 @@ export class ConfigReader {
     return v.bool();
   }
 
-  /** Accepts integers written as numbers or as numeric strings (YAML users quote numbers). */
-  int(name: string, def: i64, min: i64, max: i64): i64 {
+  /** A number, or a string that is exactly a number (YAML users quote numbers; Higress's gjson
+   *  accepts "6379"); anything else, "3s" or "6379; FLUSHALL" included, is NaN. */
+  private numberOf(v: JsonValue): f64 {
+    if (v.isNumber()) return v.num();
+    if (v.isString() && isNumberText(v.str())) return parseFloat(v.str());
+    return NaN;
+  }
+
+  /** `unit` (e.g. "milliseconds") is named in the message, for durations. */
+  int(name: string, def: i64, min: i64, max: i64, unit: string = ""): i64 {
     const v = this.value(name);
     if (v === null) return def;
-    let n: f64 = NaN;
-    if (v.isNumber()) n = v.num();
-    else if (v.isString()) n = parseFloat(v.str());
+    const n = this.numberOf(v);
     if (isNaN(n) || n != Math.floor(n) || n < <f64>min || n > <f64>max) {
-      this.errors.add(this.key(name) + " must be an integer in [" + min.toString() + ", " + max.toString() + "], got " + describe(v));
+      this.errors.add(this.key(name) + " must be an integer in [" + min.toString() + ", " + max.toString() + "]" +
+        (unit.length > 0 ? " (" + unit + ")" : "") + ", got " + describe(v));
       return def;
     }
     return <i64>n;
@@ -85,14 +118,50 @@ export class ConfigReader {
   num(name: string, def: f64, min: f64, max: f64): f64 {
     const v = this.value(name);
     if (v === null) return def;
-    let n: f64 = NaN;
-    if (v.isNumber()) n = v.num();
-    else if (v.isString()) n = parseFloat(v.str());
+    const n = this.numberOf(v);
     if (isNaN(n) || n < min || n > max) {
       this.errors.add(this.key(name) + " must be a number in [" + min.toString() + ", " + max.toString() + "], got " + describe(v));
       return def;
     }
     return n;
+  }
+
+  /** A secret: a wrong type is named without printing the value. */
+  secret(name: string): string {
+    const v = this.value(name);
+    if (v === null) return "";
+    if (!v.isString()) {
+      this.errors.add(this.key(name) + " must be a string (quote it in YAML), got " + kindOf(v) + " (value not shown)");
+      return "";
+    }
+    return v.str();
+  }
+
+  /** An HTTP header name (RFC 9110 token), lower-cased; "" only when `allowEmpty` (feature off). */
+  headerName(name: string, def: string, allowEmpty: bool): string {
+    const s = this.str(name, def);
+    if ((s.length == 0 && allowEmpty) || isHeaderName(s)) return s.toLowerCase();
+    this.errors.add(this.key(name) + " must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~), got " + describeText(s));
+    return def;
+  }
+
+  /** A DNS host name (the Redis service FQDN, e.g. redis.static). */
+  hostName(name: string): string {
+    const s = this.str(name, "");
+    if (s.length == 0 || isHostName(s)) return s;
+    this.errors.add(this.key(name) + " must be a host name such as redis.static, got " + describeText(s));
+    return "";
+  }
+
+  /** A list of `ip:port` / `host:port` strings. */
+  hostPortList(name: string): string[] {
+    const items = this.strList(name);
+    const out = new Array<string>();
+    for (let i = 0; i < items.length; i++) {
+      if (isHostPort(items[i])) out.push(items[i]);
+      else this.errors.add(this.key(name) + "[" + i.toString() + "] must be ip:port or host:port, got " + describeText(items[i]));
+    }
+    return out;
   }
 
   strList(name: string): string[] {
@@ -108,6 +177,20 @@ export class ConfigReader {
       }
       out.push(items[i].str());
     }
+    return out;
+  }
+
+  /** A `_match_*_` value the way Higress's SDK reads it: a list of strings, or one string for a
+   *  one-element list; `dropEmpty` leaves out "" entries (routes, services, route prefixes). */
+  matchList(name: string, dropEmpty: bool): string[] {
+    const v = this.value(name);
+    const out = new Array<string>();
+    if (v !== null && v.isString()) {
+      if (!dropEmpty || v.str().length > 0) out.push(v.str());
+      return out;
+    }
+    const items = this.strList(name);
+    for (let i = 0; i < items.length; i++) if (!dropEmpty || items[i].length > 0) out.push(items[i]);
     return out;
   }
 

@@ -1,23 +1,43 @@
 // The plugin configuration as Higress delivers it (higress-abi.md, "Plugin configuration"):
 //   { ...defaultConfig, "_rules_": [ { "_match_route_": [...], ...config }, ... ] }
-// First matching rule wins; otherwise the top-level config applies; with neither the plugin does
-// nothing for that request (the route keeps its own load balancing).
+// Rules are matched as Higress's SDK matches them (./rule_match.ts); the first matching rule wins;
+// otherwise the top-level config applies; with neither the plugin does nothing for that request
+// (the route keeps its own load balancing).
 import { JsonValue } from "../json/value";
 import { parseJsonString } from "../json/parse";
 import { ConfigErrors, ConfigReader } from "./reader";
 import { LbConfig, parseLbConfig, POLICY_NONE } from "./lb_config";
+import {
+  CATEGORY_HOST, CATEGORY_ROUTE, CATEGORY_ROUTE_AND_SERVICE, CATEGORY_SERVICE, ruleCategory,
+  anyDomain, anyEquals, anyPrefixOf, anyService,
+} from "./rule_match";
 
-const TOP_KEYS: string[] = ["lb_type", "lb_policy", "lb_config", "_rules_"];
-const RULE_KEYS: string[] = ["lb_type", "lb_policy", "lb_config", "_match_route_", "_match_domain_", "_match_service_"];
+// `_plugin_id_` is added by Higress and removed by its SDK before parsing (wasm-go
+// pkg/wrapper/plugin_wrapper.go 584-589 at b573359): never part of the global config.
+const TOP_KEYS: string[] = ["lb_type", "lb_policy", "lb_config", "_rules_", "_plugin_id_"];
+const MATCH_KEYS: string[] = ["_match_route_", "_match_domain_", "_match_service_", "_match_route_prefix_"];
+const RULE_KEYS: string[] = ["lb_type", "lb_policy", "lb_config"].concat(MATCH_KEYS);
 
 export class Rule {
+  category: i32 = CATEGORY_ROUTE;
   routes: string[] = [];
   domains: string[] = [];
   services: string[] = [];
+  routePrefixes: string[] = [];
   config: LbConfig = new LbConfig();
+
+  /** Higress's GetMatchConfig for one rule (rule_matcher.go 140-174). */
+  matches(m: MatchInput): bool {
+    if (this.category == CATEGORY_HOST) return anyDomain(this.domains, m.authority);
+    if (this.category == CATEGORY_ROUTE) return anyEquals(this.routes, m.route);
+    if (this.category == CATEGORY_SERVICE) return anyService(this.services, m.clusterName);
+    if (this.category == CATEGORY_ROUTE_AND_SERVICE) return anyEquals(this.routes, m.route) && anyService(this.services, m.clusterName);
+    return anyPrefixOf(this.routePrefixes, m.route);
+  }
 }
 
-/** What a request is matched on. */
+/** What a request is matched on: the `route_name` and `cluster_name` properties ("" when absent)
+ *  and the `:authority` header, as Envoy gives them. */
 export class MatchInput {
   constructor(public route: string, public authority: string, public clusterName: string) {}
 }
@@ -34,45 +54,19 @@ export class PluginConfig {
     return out;
   }
 
+  /** Rules in configuration order, first match wins; else the top-level config (or none). */
   select(m: MatchInput): LbConfig | null {
     for (let i = 0; i < this.rules.length; i++) {
-      if (ruleMatches(this.rules[i], m)) return this.rules[i].config;
+      if (this.rules[i].matches(m)) return this.rules[i].config;
     }
     return this.defaultConfig;
   }
 }
 
 export class ParsedConfig {
+  /** Lines to log once at configuration time (accepted keys that do nothing here). */
+  warnings: string[] = [];
   constructor(public config: PluginConfig | null, public error: string) {}
-}
-
-/** `*.example.com` matches any subdomain; otherwise exact, case-insensitive; the port is ignored. */
-export function domainMatches(pattern: string, authority: string): bool {
-  let host = authority.toLowerCase();
-  const colon = host.lastIndexOf(":");
-  if (colon > 0 && host.indexOf("]") < colon) host = host.substring(0, colon);
-  const p = pattern.toLowerCase();
-  if (p.startsWith("*.")) return host.endsWith(p.substring(1)) && host.length > p.length - 1;
-  if (p == "*") return true;
-  return host == p;
-}
-
-/** `outbound|8000||vllm.static` -> fqdn `vllm.static`, port `8000`; a pattern may omit `:port`. */
-export function serviceMatches(pattern: string, clusterName: string): bool {
-  const parts = clusterName.split("|");
-  if (parts.length < 4) return false;
-  const port = parts[1];
-  const fqdn = parts[3];
-  const colon = pattern.lastIndexOf(":");
-  if (colon < 0) return pattern == fqdn;
-  return pattern.substring(0, colon) == fqdn && pattern.substring(colon + 1) == port;
-}
-
-function ruleMatches(rule: Rule, m: MatchInput): bool {
-  for (let i = 0; i < rule.routes.length; i++) if (rule.routes[i] == m.route) return true;
-  for (let i = 0; i < rule.domains.length; i++) if (domainMatches(rule.domains[i], m.authority)) return true;
-  for (let i = 0; i < rule.services.length; i++) if (serviceMatches(rule.services[i], m.clusterName)) return true;
-  return false;
 }
 
 export function parsePluginConfig(text: string): ParsedConfig {
@@ -93,11 +87,15 @@ export function parsePluginConfig(text: string): ParsedConfig {
   }
   const rulesValue = root.get("_rules_");
   if (rulesValue !== null && !rulesValue.isNull()) {
-    if (!rulesValue.isArray()) errors.add("_rules_ must be a list");
-    else parseRules(rulesValue.arr(), cfg, errors);
+    // Higress reads `_rules_` with gjson Array(): a single object is a one-rule list.
+    if (rulesValue.isArray()) parseRules(rulesValue.arr(), cfg, errors);
+    else if (rulesValue.isObject()) parseRules([rulesValue], cfg, errors);
+    else errors.add("_rules_ must be a list of rules");
   }
   if (!errors.ok) return new ParsedConfig(null, errors.first());
-  return new ParsedConfig(cfg, "");
+  const ok = new ParsedConfig(cfg, "");
+  ok.warnings = errors.warnings;
+  return ok;
 }
 
 function parseRules(items: JsonValue[], cfg: PluginConfig, errors: ConfigErrors): void {
@@ -108,13 +106,49 @@ function parseRules(items: JsonValue[], cfg: PluginConfig, errors: ConfigErrors)
     const r = new ConfigReader(item, path, errors);
     r.rejectUnknown(RULE_KEYS);
     const rule = new Rule();
-    rule.routes = r.strList("_match_route_");
-    rule.domains = r.strList("_match_domain_");
-    rule.services = r.strList("_match_service_");
-    if (rule.routes.length + rule.domains.length + rule.services.length == 0) {
-      errors.add(path + " needs _match_route_, _match_domain_ or _match_service_");
+    // rule_matcher.go 307-362: routes, services and prefixes drop "" entries, domains keep them.
+    rule.routes = r.matchList("_match_route_", true);
+    rule.domains = r.matchList("_match_domain_", false);
+    rule.services = r.matchList("_match_service_", true);
+    rule.routePrefixes = r.matchList("_match_route_prefix_", true);
+    const hasRoute = rule.routes.length > 0;
+    const hasDomain = rule.domains.length > 0;
+    const hasService = rule.services.length > 0;
+    if (!hasRoute && !hasDomain && !hasService && rule.routePrefixes.length == 0) {
+      errors.add(path + " must have a non-empty _match_route_, _match_domain_, _match_service_ or _match_route_prefix_, got none");
     }
+    rule.category = ruleCategory(hasRoute, hasDomain, hasService);
+    warnIgnoredMatchers(rule, r);
+    // Each rule stands alone (no inheritance from the top level), as in Higress. A rule with only
+    // matchers turns the plugin off for its traffic; lb_config without lb_policy is a mistake.
+    if (!r.has("lb_policy") && r.has("lb_config")) errors.add(r.key("lb_policy") + " is required when lb_config is given");
     rule.config = parseLbConfig(item, path, errors);
     cfg.rules.push(rule);
   }
+}
+
+/** Matchers the SDK ignores because of the rule's category are accepted with a warning. */
+function warnIgnoredMatchers(rule: Rule, r: ConfigReader): void {
+  const c = rule.category;
+  const ignored = new Array<string>();
+  if (c == CATEGORY_ROUTE || c == CATEGORY_ROUTE_AND_SERVICE) {
+    if (rule.domains.length > 0) ignored.push("_match_domain_");
+    if (rule.routePrefixes.length > 0) ignored.push("_match_route_prefix_");
+  } else if (c == CATEGORY_HOST) {
+    if (rule.services.length > 0) ignored.push("_match_service_");
+    if (rule.routePrefixes.length > 0) ignored.push("_match_route_prefix_");
+  } else if (c == CATEGORY_SERVICE && rule.routePrefixes.length > 0) {
+    ignored.push("_match_route_prefix_");
+  }
+  for (let i = 0; i < ignored.length; i++) {
+    r.errors.warn(r.key(ignored[i]) + " is ignored: this rule matches by " + categoryName(c) + " (Higress's matcher uses one category per rule)");
+  }
+}
+
+function categoryName(c: i32): string {
+  if (c == CATEGORY_ROUTE) return "_match_route_";
+  if (c == CATEGORY_ROUTE_AND_SERVICE) return "_match_route_ and _match_service_";
+  if (c == CATEGORY_HOST) return "_match_domain_";
+  if (c == CATEGORY_SERVICE) return "_match_service_";
+  return "_match_route_prefix_";
 }

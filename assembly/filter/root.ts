@@ -35,6 +35,8 @@ export class LbRoot extends RootContext {
       host.log(host.LogLevel.Critical, "invalid configuration: " + parsed.error);
       return false;
     }
+    // Accepted keys that do nothing here (Higress-only keys, ignored matchers): one line in all.
+    if (parsed.warnings.length > 0) host.log(host.LogLevel.Warn, "configuration accepted with warnings: " + parsed.warnings.join("; "));
     const tickMs = this.plugin.configure(cfg);
     if (tickMs > 0) host.setTickPeriod(<u32>tickMs);
     host.log(host.LogLevel.Info, "configured: " + cfg.all().length.toString() + " load-balancing config(s)");
@@ -50,4 +52,13 @@ export class LbRoot extends RootContext {
   }
 
   onRedisResponse(token: u32, status: u32, size: u32): void { this.plugin.onRedisResponse(token, status, size); }
+
+  /**
+   * A configuration update replaces this root with a new one on the same VM; once its streams
+   * have ended Envoy deletes it (host-test/README.md row 9): forget it, so nothing leaks.
+   */
+  onDelete(): void {
+    roots.delete(this.context_id);
+    host.log(host.LogLevel.Info, "root context " + this.context_id.toString() + " ended; " + roots.size.toString() + " left in this VM");
+  }
 }

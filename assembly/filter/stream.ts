@@ -1,6 +1,11 @@
 // The HTTP stream context: when to decide, how to apply a decision, and releasing on every ending.
 // - Policies that need the body: headers are held (StopIteration; under ABI 0_2_100 body chunks
-//   keep arriving), the body is buffered, the decision is made at end of stream; bodiless
+//   keep arriving); each chunk is copied here and held by Envoy with StopIterationAndWatermark,
+//   the decision is made at end of stream. Copying chunk by chunk reads the body right under both
+//   Envoy body views (before 1.32 the buffered view lacks the current chunk: envoy #35884), and
+//   the stream's buffer limit is raised to maxBodyBytes (Higress's `set_decoder_buffer_limit`)
+//   so Higress's 32 KiB default neither answers 413 nor stops reading before the end; a body over
+//   maxBodyBytes is balanced from its size alone and flows on (host-test/README.md rows 1, 5). Bodiless
 //   requests (GET /v1/models, DELETE, HEAD) never wait for a body that will not come (Higress
 //   issue #3740): they pass through, or are balanced from headers (lb_config.bodilessRequests).
 // - A decision sets the upstream override host (and optionally a destination header, after
@@ -48,6 +53,10 @@ export class LbStream extends Context {
   private held: bool = false;
   private ended: bool = false;
   private responseBodySeen: bool = false;
+  /** Body chunks copied so far (AwaitBody) and their total size. */
+  private chunks: Uint8Array[] = [];
+  private received: i64 = 0;
+  private unreadable: bool = false;
 
   constructor(id: u32, root: RootContext, plugin: Plugin) {
     super(id, root);
@@ -85,6 +94,7 @@ export class LbStream extends Context {
     }
     this.phase = Phase.AwaitBody;
     this.held = true;
+    host.setProperty(["set_decoder_buffer_limit"], cfg.maxBodyBytes.toString());
     return STOP;
   }
 
@@ -97,17 +107,25 @@ export class LbStream extends Context {
     if (this.phase != Phase.AwaitBody) return CONTINUE;
     const cfg = this.cfg!;
     const r = this.req!;
-    if (!endOfStream) {
-      if (<i64>size <= cfg.maxBodyBytes) return STOP;
-      // Too large to buffer: decide without the body (cost from size only), let the rest flow.
+    // Watermark leaves nothing buffered for the filter: `size` is this chunk in every Envoy version.
+    const total = this.received + <i64>size;
+    if (total > cfg.maxBodyBytes) {
+      // Too large to balance by content: decide from the size alone, let the rest flow.
+      this.chunks = [];
       r.body = new RequestBody(new Uint8Array(0), true);
-      r.cost = costOf(cfg, r.body, <i64>size);
-      const v = this.decide(false);
-      return v == STOP ? STOP_WATERMARK : v;
+      r.cost = costOf(cfg, r.body, total);
+      return dataAction(this.decide(false));
     }
-    const bytes = host.getBufferBytes(host.BufferType.RequestBody, 0, <u32>size);
-    r.body = new RequestBody(bytes === null ? new Uint8Array(0) : Uint8Array.wrap(bytes), bytes === null);
-    return this.decide(false);
+    if (size > 0) {
+      const bytes = host.getBufferBytes(host.BufferType.RequestBody, 0, <u32>size);
+      if (bytes === null) this.unreadable = true;
+      else this.chunks.push(Uint8Array.wrap(bytes));
+    }
+    this.received = total;
+    if (!endOfStream) return STOP_WATERMARK;
+    r.body = new RequestBody(joinChunks(this.chunks, total), this.unreadable);
+    this.chunks = [];
+    return dataAction(this.decide(false));
   }
 
   /** Runs the policy; returns the filter action for the current callback. */
@@ -250,11 +268,9 @@ export class LbStream extends Context {
 
   /** 5xx from the upstream or from Envoy (connect failure, reset, timeout) counts as failed. */
   private failed(): bool {
-    let status = this.responseStatus;
-    if (status == 0) {
-      const code = host.getPropertyString(["response", "code"]);
-      if (code !== null) status = I32.parseInt(code);
-    }
+    let status = <i64>this.responseStatus;
+    // response.code is an int64 property (audit row 11).
+    if (status == 0) status = host.getPropertyI64(["response", "code"], 0);
     // 0 = no response at all (client abort): not the host's fault, no penalty.
     return status >= 500;
   }
@@ -272,6 +288,20 @@ export class LbStream extends Context {
   onDone(): bool { return true; }
   onLog(): void { this.finish(); }
   onDelete(): void { this.finish(); }
+}
+
+/** A decision's status as a data status: holding is StopIterationAndWatermark (never Buffer). */
+function dataAction(v: u32): u32 { return v == STOP ? STOP_WATERMARK : v; }
+
+function joinChunks(chunks: Uint8Array[], total: i64): Uint8Array {
+  if (chunks.length == 1) return chunks[0];
+  const out = new Uint8Array(<i32>total);
+  let at = 0;
+  for (let i = 0; i < chunks.length; i++) {
+    out.set(chunks[i], at);
+    at += chunks[i].length;
+  }
+  return at == <i32>total ? out : out.subarray(0, at);
 }
 
 function costOf(cfg: LbConfig, b: RequestBody | null, bodyLength: i64): i64 {

@@ -76,6 +76,15 @@ export function getProperty(path: string[]): ArrayBuffer | null {
   if (st != Status.Ok) { takeOut(); return null; }
   return takeOut();
 }
+/**
+ * An integer property as Envoy serialises it: 8 bytes, little-endian int64 (e.g. response.code,
+ * response.flags). `fallback` when absent or of another size.
+ */
+export function getPropertyI64(path: string[], fallback: i64): i64 {
+  const b = getProperty(path);
+  if (b === null || b.byteLength != 8) return fallback;
+  return load<i64>(changetype<usize>(b));
+}
 export function getPropertyString(path: string[]): string | null {
   const b = getProperty(path);
   return b === null ? null : String.UTF8.decode(b);

@@ -15,7 +15,7 @@
 // `{...}` hash tag, so the script's keys all map to the pool's Redis Cluster slot.
 // Never throws: an unusable body yields no keys (scan.source tells why).
 import { JsonValue } from "../json/value";
-import { Sha1 } from "../util/sha1";
+import { Sha1, sha1HexUpper } from "../util/sha1";
 import { bytesToHexUpper, xorInto } from "../util/hex";
 import { utf8Encode } from "../util/utf8";
 import { BlockOptions, BlockScan, BlockSink, scanBlocks } from "./blocks";
@@ -65,10 +65,29 @@ export function levelKeysHex(digests: Uint8Array[]): string[] {
   return out;
 }
 
+/** Longest model name kept as is in key names; longer or unusual names are hashed. */
+const MODEL_IN_KEY_MAX: i32 = 64;
+
+/**
+ * The model as it appears in key names: itself when short and made of [A-Za-z0-9._/:@+-] (every
+ * usual model id, so keys stay as they were), else "sha1-" + 40 hex of its UTF-8 bytes, so no
+ * request content reaches a Redis key unhashed and a key's length is bounded (lua/README.md).
+ */
+export function modelInKey(model: string): string {
+  let plain = model.length <= MODEL_IN_KEY_MAX;
+  for (let i = 0; plain && i < model.length; i++) {
+    const c = model.charCodeAt(i);
+    plain = (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) ||
+      c == 0x2E || c == 0x5F || c == 0x2F || c == 0x3A || c == 0x40 || c == 0x2B || c == 0x2D;
+  }
+  if (plain) return model;
+  return "sha1-" + sha1HexUpper(Uint8Array.wrap(String.UTF8.encode(model)));
+}
+
 /** What goes before the hex of every level key ("" in compat mode). */
 export function levelKeyPrefix(poolNs: string, model: string, opts: KeyOptions): string {
   if (opts.compat) return "";
-  return poolNs + ":p:" + (opts.namespaceByModel ? model : "") + ":";
+  return poolNs + ":p:" + (opts.namespaceByModel ? modelInKey(model) : "") + ":";
 }
 
 export class PrefixKeys {

@@ -19,6 +19,9 @@ export class CircuitBreaker {
     return true;
   }
 
+  /** Open (or half-open): calls are refused until a probe succeeds. */
+  isOpen(): bool { return this.failures >= this.threshold; }
+
   onSuccess(): void {
     this.failures = 0;
     this.probing = false;

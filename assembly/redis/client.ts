@@ -1,5 +1,13 @@
 // Redis over Higress's proxy_redis_init / proxy_redis_call (higress-abi.md):
-// - init once per VM and cluster; a failed init is retried lazily (at most once per second);
+// - Envoy keeps ONE Redis client per cluster per worker, shared by every VM, root context and
+//   plugin there, and each proxy_redis_init re-initialises it, closing its connections under
+//   everybody's calls in flight (host-test/README.md row 3). So a VM initialises a cluster once
+//   per settings: a new root context (configuration update) or another rule with the same
+//   settings reuses the init; a failed init is retried lazily (at most once per second); a failed
+//   call never triggers a re-init.
+// - The init asks for each call to be written at once (buffer_flush_timeout=0,
+//   max_buffer_size_before_flush=0; honoured from Higress 2.2.0): otherwise Envoy batches writes
+//   for up to 3 ms (row 4).
 // - calls are raw RESP bytes; replies arrive on the ROOT context with the token, and the reply bytes
 //   are readable only inside that callback, so they are parsed there;
 // - scripts go as EVALSHA and are transparently re-sent as EVAL on a NOSCRIPT reply;
@@ -19,8 +27,9 @@ export class LuaScript {
 }
 
 class PendingCall {
+  /** counted: a failure feeds the breaker (the tick's probe does not: it only ever closes it). */
   constructor(public handler: RedisReplyHandler, public startedMs: f64, public script: LuaScript | null,
-    public keys: string[], public args: string[]) {}
+    public keys: string[], public args: string[], public counted: bool = true) {}
 }
 
 function evalCommand(verb: string, body: string, keys: string[], args: string[]): Uint8Array {
@@ -30,7 +39,35 @@ function evalCommand(verb: string, body: string, keys: string[], args: string[])
   return cmd.toBytes();
 }
 
+/** The init's cluster name: the caller's, plus the flush parameters. */
+const FLUSH_PARAMS = "buffer_flush_timeout=0&max_buffer_size_before_flush=0";
+
+/** What this VM last initialised, per Redis cluster lookup name (the name before `?`). */
+const initialisedSettings = new Map<string, string>();
+
+function lookupName(cluster: string): string {
+  const q = cluster.indexOf("?");
+  return q < 0 ? cluster : cluster.substring(0, q);
+}
+
+// The probe (TIME): sent from the tick, past the breaker, while it is open (so routing through
+// Redis resumes within a probe period of its return, whatever the outage length) and every
+// CLOCK_REFRESH_MS anyway (the reply gives Redis's clock, for the acquire deadline).
+const PROBE_EVERY_MS: f64 = 500;
+const CLOCK_REFRESH_MS: f64 = 30000;
+
+class ProbeReply extends RedisReplyHandler {
+  constructor(public client: RedisClient, public sentMs: f64) { super(); }
+  onReply(ok: bool, reply: RespValue | null): void { this.client.onProbe(ok, reply, this.sentMs); }
+}
+
 export class RedisClient {
+  /** Redis's clock minus this VM's (ms), from the last probe or LATE reply; valid when clockKnown. */
+  clockOffsetMs: f64 = 0;
+  clockKnown: bool = false;
+  private clockAtMs: f64 = -1e18;
+  private lastProbeMs: f64 = -1e18;
+  private probing: bool = false;
   private initialized: bool = false;
   private lastInitMs: f64 = -1e18;
   private pending: Map<u32, PendingCall> = new Map();
@@ -47,9 +84,18 @@ export class RedisClient {
   /** Called at configure time and lazily before calls while not initialised. */
   init(now: f64): bool {
     this.lastInitMs = now;
-    const st = host.redisInit(this.cluster, this.username, this.password, this.timeoutMs);
+    const name = this.cluster + (this.cluster.indexOf("?") < 0 ? "?" : "&") + FLUSH_PARAMS;
+    const lookup = lookupName(this.cluster);
+    const settings = name + "\n" + this.username + "\n" + this.password + "\n" + this.timeoutMs.toString();
+    if (initialisedSettings.has(lookup)) {
+      if (initialisedSettings.get(lookup) == settings) { this.initialized = true; return true; }
+      host.log(host.LogLevel.Warn, "redis cluster " + lookup + " is configured twice with different credentials, database or timeout;"
+        + " Envoy keeps one client per cluster, the last init wins");
+    }
+    const st = host.redisInit(name, this.username, this.password, this.timeoutMs);
     this.initialized = st == host.Status.Ok;
-    if (!this.initialized) host.log(host.LogLevel.Warn, "redis_init(" + this.cluster + ") failed with status " + st.toString() + "; will retry");
+    if (this.initialized) initialisedSettings.set(lookup, settings);
+    else host.log(host.LogLevel.Warn, "redis_init(" + this.cluster + ") failed with status " + st.toString() + "; will retry");
     return this.initialized;
   }
 
@@ -75,10 +121,9 @@ export class RedisClient {
   private send(query: Uint8Array, call: PendingCall, now: f64): bool {
     const r = host.redisCall(this.cluster, query);
     if (r.status != host.Status.Ok) {
+      // Not re-initialised: an init would close the shared client under every call in flight.
       this.failures++;
       this.breaker.onFailure(now);
-      // A cluster the host does not know (or a lost client) needs a new init.
-      this.initialized = false;
       return false;
     }
     this.calls++;
@@ -112,6 +157,53 @@ export class RedisClient {
     return true;
   }
 
+  /**
+   * The absolute deadline, in Redis's clock (ms), of a call sent now that the plugin waits for at
+   * most waitMs; 0 (no deadline) while the clock offset is unknown.
+   */
+  redisDeadline(now: f64, waitMs: f64): i64 {
+    if (!this.clockKnown) return 0;
+    return <i64>Math.floor(now + this.clockOffsetMs + waitMs);
+  }
+
+  /** Redis's time (ms, decimal text) observed at local time now (a LATE reply carries it). */
+  learnClock(redisMs: string, now: f64): void {
+    const t = parseFloat(redisMs);
+    if (isNaN(t) || t <= 0) return;
+    this.clockOffsetMs = t - now;
+    this.clockKnown = true;
+    this.clockAtMs = now;
+  }
+
+  /** From the tick: a TIME probe while the breaker is open, or when the clock offset is stale. */
+  probe(now: f64): void {
+    if (this.probing || now - this.lastProbeMs < PROBE_EVERY_MS) return;
+    if (!this.breaker.isOpen() && now - this.clockAtMs < CLOCK_REFRESH_MS) return;
+    if (!this.initialized && now - this.lastInitMs >= 1000) this.init(now);
+    if (!this.initialized) return;
+    this.lastProbeMs = now;
+    const cmd = new RespCommand().arg("TIME");
+    const r = host.redisCall(this.cluster, cmd.toBytes());
+    if (r.status != host.Status.Ok) { this.initialized = false; return; }
+    this.probing = true;
+    this.calls++;
+    this.pending.set(r.token, new PendingCall(new ProbeReply(this, now), now, null, [], [], false));
+  }
+
+  onProbe(ok: bool, reply: RespValue | null, sentMs: f64): void {
+    this.probing = false;
+    if (!ok || reply === null || reply.isError() || reply.items.length != 2) return;
+    const sec = parseFloat(reply.items[0].str);
+    const usec = parseFloat(reply.items[1].str);
+    if (isNaN(sec) || isNaN(usec)) return;
+    const now = host.nowMillis();
+    // Redis read its clock about half-way through the round trip.
+    this.clockOffsetMs = sec * 1000 + Math.floor(usec / 1000) - (sentMs + now) / 2;
+    this.clockKnown = true;
+    this.clockAtMs = now;
+    this.breaker.onSuccess(); // Redis answers again: close the breaker at once
+  }
+
   /** Replies that never came (host bug or lost callback) are failed after timeout + 1 s. */
   sweep(now: f64): void {
     if (this.pending.size == 0) return;
@@ -128,7 +220,7 @@ export class RedisClient {
 
   private fail(call: PendingCall, now: f64): void {
     this.failures++;
-    this.breaker.onFailure(now);
+    if (call.counted) this.breaker.onFailure(now);
     call.handler.onReply(false, null);
   }
 }

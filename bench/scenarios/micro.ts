@@ -41,7 +41,9 @@ export const pluginLatency: CustomScenario = {
   name: "plugin-latency",
   description: "latency the plugin adds per request through the gateway, plugin on vs off (args: [requests, default 600]).",
   async run(args) {
-    const { latencyTable, runPluginLatency } = await import("../micro/plugin-latency.js");
-    console.log(latencyTable(await runPluginLatency(positiveInt("plugin-latency", args[0], 600))));
+    const { latencyTable, runPluginLatency, flushTable, runRedisFlush } = await import("../micro/plugin-latency.js");
+    const n = positiveInt("plugin-latency", args[0], 600);
+    console.log(latencyTable(await runPluginLatency(n)));
+    console.log(flushTable(await runRedisFlush(n)));
   },
 };

@@ -2,7 +2,15 @@
 // (state per VM), starts and configures each root context, and owns the per-process registries
 // (metrics, shared data, shared queues, logs). Streams are created here, bound to a VM.
 // Sources: proxy-wasm-cpp-host src/wasm.cc (one base module, a clone per thread; start then
-// configure); higress-abi.md. Failure behaviour: load() rejects when the module is refused
+// configure); higress-abi.md.
+// Configuration update (audit row 9): updateConfiguration() starts a new root context on every
+// live VM (same VM, same state) and drains the old root (root-context.ts).
+// VM recovery (audit row 8): a failed VM is replaced by a fresh one (instantiate, start,
+// configure with the current configuration, so redis_init runs again) when a later stream arrives
+// on that worker, at most once per profile.vmRecoveryIntervalMs per worker (Higress envoy
+// wasm_filter.h HIGRESS block; cpp-host wasm.cc setWasmRecoverCallback +
+// setPluginRecoverCallback). Streams already on the failed VM stay there (and fail closed).
+// Failure behaviour: load() rejects when the module is refused
 // (no/ambiguous ABI marker, unknown import, start trap); a rejected configuration is reported in
 // `configured[i] === false` (the VM stays up, as Envoy keeps serving with the filter failing).
 import { readFile } from "node:fs/promises";
@@ -14,6 +22,7 @@ import { MetricsRegistry } from "./metrics.js";
 import { SharedData, SharedQueues } from "./shared-data.js";
 import { HttpStream, type StreamFacts, type StreamSink } from "./stream.js";
 import { WasmVm } from "./vm.js";
+import { HIGRESS_PROFILE, type EnvoyProfile } from "./envoy-profile.js";
 
 export interface PluginOptions {
   /** Number of VMs (one per Envoy worker thread). */
@@ -27,8 +36,8 @@ export interface PluginOptions {
   logLevel: LogLevelName;
   /** Envoy `fail_open`: false (default) answers 503 when the VM has failed. */
   failOpen: boolean;
-  /** Envoy per-stream buffer limit used by the *AndBuffer statuses (default 1 MiB, Envoy's default). */
-  bufferLimitBytes: number;
+  /** Version/listener-dependent Envoy behaviour (envoy-profile.ts); default: Higress 2.2, HTTP/1. */
+  profile: EnvoyProfile;
   nodeId: string;
   /** Optional live echo of every accepted log record. */
   logEcho: ((r: LogRecord) => void) | null;
@@ -43,7 +52,7 @@ export const DEFAULT_PLUGIN_OPTIONS: PluginOptions = {
   configuration: "",
   logLevel: "info",
   failOpen: false,
-  bufferLimitBytes: 1024 * 1024,
+  profile: HIGRESS_PROFILE,
   nodeId: "host-test",
   logEcho: null,
 };
@@ -55,9 +64,13 @@ export class PluginHost {
   readonly sharedData = new SharedData();
   readonly queues = new SharedQueues();
   readonly logs: LogSink;
+  /** VMs re-created after a failure (all workers). */
+  recoveries = 0;
   private nextVm = 0;
+  private readonly lastRecoveryAt: number[] = [];
 
-  private constructor(readonly backend: HostBackend, readonly options: PluginOptions, readonly abi: AbiVersion) {
+  private constructor(readonly backend: HostBackend, readonly options: PluginOptions, readonly abi: AbiVersion,
+    private readonly module: WebAssembly.Module) {
     this.logs = new LogSink(options.logLevel, options.logEcho);
   }
 
@@ -66,15 +79,59 @@ export class PluginHost {
     const module = await WebAssembly.compile(new Uint8Array(bytes));
     const detected = detectAbiVersion(module);
     if ("error" in detected) throw new Error(`Wasm module refused: ${detected.error}`);
-    const host = new PluginHost(backend, { ...DEFAULT_PLUGIN_OPTIONS, ...options }, detected.version);
+    const host = new PluginHost(backend, { ...DEFAULT_PLUGIN_OPTIONS, ...options }, detected.version, module);
     for (let i = 0; i < host.options.workers; i++) {
       const vm = new WasmVm(i, host, module, detected.version);
       vm.instantiate();
       host.vms.push(vm);
-      const started = vm.root.start(Buffer.from(host.options.vmConfiguration, "utf8"));
-      host.configured.push(started && vm.root.configure(Buffer.from(host.options.configuration, "utf8")));
+      host.lastRecoveryAt.push(-Infinity);
+      host.configured.push(host.startRoot(vm));
     }
     return host;
+  }
+
+  private startRoot(vm: WasmVm): boolean {
+    const started = vm.root.start(Buffer.from(this.options.vmConfiguration, "utf8"));
+    return started && vm.root.configure(Buffer.from(this.options.configuration, "utf8"));
+  }
+
+  /** A new plugin configuration: a new root context on each live VM; old roots drain. */
+  updateConfiguration(configuration: string): boolean[] {
+    this.options.configuration = configuration;
+    this.vms.forEach((vm, i) => {
+      if (vm.failed) { this.configured[i] = false; return; }
+      const old = vm.root;
+      vm.addRoot();
+      this.configured[i] = this.startRoot(vm);
+      old.drain();
+    });
+    return this.configured;
+  }
+
+  /** Root contexts alive (not deleted) on the current VMs: 1 per VM once old ones drained. */
+  get liveRoots(): number { return this.vms.reduce((n, vm) => n + vm.liveRoots(), 0); }
+
+  private maybeRecover(i: number): void {
+    const failed = this.vms[i];
+    const interval = this.options.profile.vmRecoveryIntervalMs;
+    if (!failed.failed || interval <= 0) return;
+    const now = this.backend.now();
+    if (now - this.lastRecoveryAt[i] < interval) return;
+    this.lastRecoveryAt[i] = now;
+    const vm = new WasmVm(i, this, this.module, this.abi);
+    try {
+      vm.instantiate();
+    } catch (e) {
+      this.logs.write({ vm: i, contextId: 0, level: "critical", message: `Wasm VM recovery failed: ${(e as Error).message}` });
+      return;
+    }
+    const configured = this.startRoot(vm);
+    if (vm.failed) return;
+    failed.root.stopTicks();
+    this.vms[i] = vm;
+    this.configured[i] = configured;
+    this.recoveries++;
+    this.logs.write({ vm: i, contextId: 0, level: "info", message: "Wasm VM recovered" });
   }
 
   /** Round-robin VM choice, like Envoy spreading connections over workers. */
@@ -85,6 +142,7 @@ export class PluginHost {
   }
 
   newStream(vmIndex: number, sink: StreamSink, facts: StreamFacts): HttpStream {
+    this.maybeRecover(vmIndex);
     return new HttpStream(this.vms[vmIndex], sink, facts);
   }
 

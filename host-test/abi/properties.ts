@@ -79,7 +79,7 @@ export function getProperty(ctx: RootContext | HttpStream, rawPath: string): Buf
   const own = ctx.properties.get(path.join("\0"));
   if (own) return own;
   if (ctx.kind === "http") {
-    const root = ctx.vm.root.properties.get(path.join("\0"));
+    const root = ctx.parentRoot.properties.get(path.join("\0"));
     if (root) return root;
   }
   const plugin = pluginProperty(ctx, path[0]);
@@ -88,7 +88,12 @@ export function getProperty(ctx: RootContext | HttpStream, rawPath: string): Buf
   return ctx.kind === "http" ? streamProperty(ctx, path) : null;
 }
 
+/** Higress's Envoy acts on these property writes (context.cc setProperty), besides storing them. */
+const BUFFER_LIMIT_PROPERTIES = new Set(["set_decoder_buffer_limit", "set_encoder_buffer_limit"]);
+
 export function setProperty(ctx: RootContext | HttpStream, rawPath: string, value: Buffer): void {
   const path = rawPath.split("\0").filter((seg, i, all) => seg !== "" || i < all.length - 1);
-  ctx.properties.set(path.join("\0"), Buffer.from(value));
+  const key = path.join("\0");
+  ctx.properties.set(key, Buffer.from(value));
+  if (ctx.kind === "http" && BUFFER_LIMIT_PROPERTIES.has(key)) ctx.setBufferLimitProperty(key, value);
 }

@@ -3,8 +3,13 @@
 // Sources: proxy-wasm-cpp-host src/context.cc (onStart/onConfigure/onTick/onHttpCallResponse,
 // setTimerPeriod is per root context); higress-abi.md "Higress imports" (redis replies go to the
 // root context id; buffer 9 is readable only inside the callback).
+// Configuration updates (audit row 9): Envoy keeps the VM and starts a NEW root context for the new
+// plugin configuration (cpp-host WasmBase::start: root contexts are keyed by the plugin key, which
+// includes the configuration); new streams go to the new root, the old one keeps its streams
+// until they end ("draining"), then gets proxy_on_done and, if that returns true, proxy_on_delete
+// (WasmBase::startShutdown; a false return waits for proxy_done).
 // Failure behaviour: callbacks into a failed VM are refused (counted by the VM); a reply for a VM
-// that failed is dropped.
+// that failed, or for a deleted root, is dropped.
 import { WasmResult } from "./constants.js";
 import { HeaderMap } from "./header-map.js";
 import type { HttpCalloutResponse } from "./backend.js";
@@ -24,6 +29,13 @@ export class RootContext {
   readonly pendingCallouts = new Set<number>();
   tickPeriodMs = 0;
   private cancelTick: (() => void) | null = null;
+  /** Streams started under this root and not finished. */
+  activeStreams = 0;
+  /** Replaced by a newer configuration: ends once its streams have. */
+  draining = false;
+  /** proxy_on_done ran and returned false: waiting for proxy_done. */
+  pendingDone = false;
+  deleted = false;
 
   constructor(readonly id: number, readonly vm: WasmVm) {}
 
@@ -49,6 +61,50 @@ export class RootContext {
     this.vm.callback("proxy_on_configure", this.id, [this.id, configuration.length], (r) => { ok = r.ok && r.value !== 0; });
     this.pluginConfiguration = null;
     return ok;
+  }
+
+  streamStarted(): void { this.activeStreams++; }
+
+  streamFinished(): void {
+    this.activeStreams--;
+    if (this.draining && this.activeStreams === 0) this.shutdown();
+  }
+
+  /** Replaced by a new root (configuration update): shut down now or when the last stream ends. */
+  drain(): void {
+    this.draining = true;
+    if (this.activeStreams === 0) this.shutdown();
+  }
+
+  /** proxy_on_done, then proxy_on_delete unless on_done returned false (then proxy_done deletes). */
+  private shutdown(): void {
+    if (this.deleted || this.pendingDone) return;
+    this.stopTicks();
+    if (this.vm.failed) { this.vm.refusedCalls++; this.remove(); return; }
+    let done = true;
+    if (this.vm.hasExport("proxy_on_done")) {
+      this.vm.callback("proxy_on_done", this.id, [this.id], (r) => { done = !r.ok || r.value !== 0; });
+    }
+    if (done) this.delete(); else this.pendingDone = true;
+  }
+
+  /** proxy_done from this root: completes a pending done. */
+  completeDone(): boolean {
+    if (!this.pendingDone) return false;
+    this.pendingDone = false;
+    this.vm.deferAfterCall(() => this.delete());
+    return true;
+  }
+
+  private delete(): void {
+    if (!this.vm.failed) this.vm.callback("proxy_on_delete", this.id, [this.id]);
+    this.remove();
+  }
+
+  private remove(): void {
+    this.deleted = true;
+    this.pendingCallouts.clear();
+    this.vm.contexts.delete(this.id);
   }
 
   /** proxy_set_tick_period_milliseconds: 0 disables; otherwise proxy_on_tick every period. */

@@ -12,6 +12,16 @@
 // - continue (proxy_continue_stream) on a direction that is not paused does nothing and is Ok.
 // - StopAllIterationAndBuffer / StopIterationAndBuffer over the buffer limit: request -> local
 //   413, response -> 500 (Envoy "buffer limit" behaviour); Watermark variants never hit it.
+// - Back pressure: data held with a Watermark status (StopIterationAndWatermark, or
+//   StopAllIterationAndWatermark) past the buffer limit crosses the high watermark: Envoy stops
+//   reading the downstream (readDisable) until the held data drains (below the low watermark,
+//   half the limit; here: when it is released). Chunks sent meanwhile reach the filter only then
+//   (envoy filter_manager.cc onDecoderFilterAboveWriteBufferHighWatermark; include/envoy/http/
+//   filter.h StopIterationAndWatermark). A filter that waits for end of stream while holding
+//   more than the limit this way never gets it.
+// - Body view (envoy-profile.ts bodyView): from Envoy 1.32 the buffered body a data callback sees
+//   includes the current chunk; before (Higress 2.1.x on Envoy 1.27) it is the decoding buffer
+//   alone while the filter buffers, and the chunk is appended only after the callback returns.
 // Failure behaviour: a callback into a failed VM reports `null`; the owner decides (fail closed).
 import { DataAction, HeadersAction } from "./constants.js";
 import type { HeaderMap } from "./header-map.js";
@@ -54,8 +64,12 @@ export class DirectionFlow {
   continuesIgnored = 0;
   /** Converted status of the last headers/data callback (null: the filter was not called). */
   lastAction: number | null = null;
+  /** Above the high watermark: the downstream is not read; its chunks wait in `backlog`. */
+  readDisabled = false;
+  private backlog: Array<[Buffer, boolean]> = [];
+  private replaying = false;
 
-  constructor(private readonly hooks: FlowHooks, private readonly bufferLimit: number) {}
+  constructor(private readonly hooks: FlowHooks, public bufferLimit: number, private readonly bodyViewMode: "1.32" | "pre-1.32" = "1.32") {}
 
   /** Whether the filter is holding anything (headers or data). */
   get paused(): boolean {
@@ -83,14 +97,31 @@ export class DirectionFlow {
 
   onData(chunk: Buffer, endStream: boolean): void {
     if (this.closed || this.endStream) return;
+    if (this.readDisabled) { this.backlog.push([chunk, endStream]); return; }
     this.endStream = endStream;
     this.lastAction = null;
     if (this.stopAll) {
       this.buffered = Buffer.concat([this.buffered, chunk]);
       if (this.stopAllBufferLimited && this.buffered.length > this.bufferLimit) this.hooks.overLimit();
-      return;
+    } else {
+      this.runDataCallback(chunk);
     }
-    this.runDataCallback(chunk);
+    if (!this.closed && this.buffered.length > this.bufferLimit) this.readDisabled = true;
+  }
+
+  /** Held data left the filter: read the downstream again and deliver what waited. */
+  private resumeReading(): void {
+    if (!this.readDisabled || this.replaying) return;
+    this.readDisabled = false;
+    this.replaying = true;
+    try {
+      while (this.backlog.length > 0 && !this.readDisabled && !this.closed) {
+        const [chunk, end] = this.backlog.shift()!;
+        this.onData(chunk, end);
+      }
+    } finally {
+      this.replaying = false;
+    }
   }
 
   /** proxy_continue_stream for this direction (already deferred until after the callback). */
@@ -120,14 +151,18 @@ export class DirectionFlow {
   }
 
   private runDataCallback(chunk: Buffer): void {
-    const view = this.bufferingForFilter ? Buffer.concat([this.buffered, chunk]) : chunk;
+    // pre-1.32: while buffering, the view is the decoding buffer without this chunk.
+    const chunkHidden = this.bufferingForFilter && this.bodyViewMode === "pre-1.32";
+    const view = this.bufferingForFilter ? (chunkHidden ? this.buffered : Buffer.concat([this.buffered, chunk])) : chunk;
     const priorBuffered = this.bufferingForFilter ? EMPTY : this.buffered;
     this.bodyView = view;
     this.inDataCallback = true;
     const action = this.hooks.callData(view.length, this.endStream);
     this.inDataCallback = false;
     this.lastAction = action;
-    const seen = this.bodyView ?? EMPTY;
+    const viewAfter = this.bodyView ?? EMPTY;
+    // The filter manager appends the hidden chunk once the callback has returned.
+    const seen = chunkHidden ? Buffer.concat([viewAfter, chunk]) : viewAfter;
     this.bodyView = null;
     if (action === null) { this.hooks.vmFailed(); return; }
     if (this.closed) return;
@@ -170,6 +205,7 @@ export class DirectionFlow {
     if (out.length === 0 && !this.endStream) return;
     if (this.endStream) this.endReleased = true;
     this.hooks.dataOut(out, this.endStream);
+    this.resumeReading();
   }
 
   /** Body visible through proxy_get_buffer_bytes outside a data callback (Envoy: the decoding buffer while buffering). */

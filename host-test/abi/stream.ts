@@ -12,6 +12,7 @@ import { convertDataStatus, convertHeadersStatus } from "./abi-version.js";
 import { DirectionFlow, type FlowHooks } from "./stream-flow.js";
 import { HeaderMap } from "./header-map.js";
 import type { WasmVm } from "./vm.js";
+import type { RootContext } from "./root-context.js";
 
 export type StreamEnding =
   | "complete" | "client_abort" | "upstream_connect_failure" | "upstream_reset" | "timeout"
@@ -84,9 +85,13 @@ export class HttpStream {
   ended: StreamEnding | null = null;
   private contextCreated = false;
   private requestHeadersFrozen = false;
+  private started = false;
+  /** The root context (plugin configuration) this stream was created under. */
+  readonly parentRoot: RootContext;
 
   constructor(readonly vm: WasmVm, private readonly sink: StreamSink, readonly facts: StreamFacts) {
     this.id = vm.allocContextId();
+    this.parentRoot = vm.root;
     this.route = facts.route;
     this.cluster = facts.cluster;
     this.request = this.newFlow("request");
@@ -108,7 +113,7 @@ export class HttpStream {
         : this.hostReply(500, "response_payload_too_large", "Internal Server Error")),
       vmFailed: () => this.failStream(isReq ? "request" : "response"),
     };
-    return new DirectionFlow(hooks, this.host.options.bufferLimitBytes);
+    return new DirectionFlow(hooks, this.host.options.profile.bufferLimitBytes, this.host.options.profile.bodyView);
   }
 
   private onResponseHeadersOut(h: HeaderMap, eos: boolean): void {
@@ -139,8 +144,10 @@ export class HttpStream {
   /** Creates the guest context (proxy_on_context_create(id, root)) and runs request headers. */
   start(headers: HeaderMap, endStream: boolean): void {
     this.vm.contexts.set(this.id, this);
+    this.started = true;
+    this.parentRoot.streamStarted();
     if (!this.vm.failed) {
-      this.vm.callback("proxy_on_context_create", this.id, [this.id, this.vm.root.id]);
+      this.vm.callback("proxy_on_context_create", this.id, [this.id, this.parentRoot.id]);
       this.contextCreated = true;
     }
     this.vm.withDeferredActions(() => this.request.onHeaders(headers, endStream));
@@ -290,6 +297,18 @@ export class HttpStream {
     else if (type === BufferType.HttpResponseBody) this.response.replaceVisibleBody(next);
   }
 
+  /**
+   * Higress's set_decoder_buffer_limit / set_encoder_buffer_limit properties: the value is the
+   * limit in decimal ASCII (wasm-go SetRequestBodyBufferLimit writes strconv.Itoa); it applies to
+   * this stream's later buffering. Text that is not a decimal u32 changes nothing.
+   */
+  setBufferLimitProperty(name: string, value: Buffer): void {
+    const text = value.toString("latin1");
+    if (!/^\d{1,10}$/.test(text) || Number(text) > 0xffffffff) return;
+    const flow = name === "set_decoder_buffer_limit" ? this.request : this.response;
+    flow.bufferLimit = Number(text);
+  }
+
   markFlag(flag: ResponseFlagName): void { this.responseFlags |= ResponseFlag[flag]; }
 
   flagNames(): ResponseFlagName[] {
@@ -297,21 +316,28 @@ export class HttpStream {
   }
 
   /**
-   * Ends the stream: proxy_on_done, proxy_on_log, proxy_on_delete, exactly once whatever the
-   * ending. The context is then unknown to set_effective_context.
+   * Ends the stream, each callback exactly once whatever the ending. HTTP/1 and HTTP/2 (profile
+   * endOrder "log-first"): envoy ConnectionManagerImpl::doDeferredStreamDestroy runs the access
+   * log first (wasm Context::log -> proxy_on_log), then destroyFilters (Context::onDestroy ->
+   * proxy_on_done, proxy_on_delete). HTTP/3 with deferred logging ("deferred-log"): on_done,
+   * on_delete, and only then on_log, for a context the guest has already deleted.
+   * The context is unknown to set_effective_context once on_delete has run.
    */
   finish(kind: StreamEnding): void {
     if (this.ended) return;
     this.ended = kind;
     this.request.closed = true;
     this.response.closed = true;
-    if (this.contextCreated && !this.vm.failed) {
-      this.vm.callback("proxy_on_done", this.id, [this.id]);
-      this.vm.callback("proxy_on_log", this.id, [this.id]);
-      this.vm.callback("proxy_on_delete", this.id, [this.id]);
-    } else if (this.contextCreated) {
-      this.vm.refusedCalls += 3;
+    const order = this.host.options.profile.endOrder === "deferred-log"
+      ? ["proxy_on_done", "proxy_on_delete", "proxy_on_log"]
+      : ["proxy_on_log", "proxy_on_done", "proxy_on_delete"];
+    for (const name of order) {
+      if (!this.contextCreated) break;
+      if (this.vm.failed) { this.vm.refusedCalls++; continue; }
+      this.vm.callback(name, this.id, [this.id]);
+      if (name === "proxy_on_delete") this.vm.contexts.delete(this.id);
     }
     this.vm.contexts.delete(this.id);
+    if (this.started) this.parentRoot.streamFinished();
   }
 }

@@ -74,16 +74,34 @@ export class WasmVm {
       const r = this.invoke(typeof this.instance.exports._initialize === "function" ? "_initialize" : "_start", 0, []);
       if (!r.ok && this.failed) throw new Error(`Wasm module failed to start: ${this.failureReason}`);
     }
-    this.root = new RootContext(this.allocContextId(), this);
-    this.contexts.set(this.root.id, this.root);
+    this.addRoot();
   }
 
   allocContextId(): number { return this.nextContextIdValue++; }
+
+  /** A new root context for a new plugin configuration; it becomes the root of new streams. */
+  addRoot(): RootContext {
+    this.root = new RootContext(this.allocContextId(), this);
+    this.contexts.set(this.root.id, this.root);
+    return this.root;
+  }
+
+  liveRoots(): number {
+    let n = 0;
+    for (const c of this.contexts.values()) if (c.kind === "root") n++;
+    return n;
+  }
 
   /** Callout tokens advance in steps of 4; `kind` is the residue (Higress: redis = 3 mod 4). */
   allocCalloutToken(kind: 0 | 1 | 2 | 3): number { return (this.nextCalloutIndex++ << 2) | kind; }
 
   hasExport(name: string): boolean { return typeof this.instance.exports[name] === "function"; }
+
+  /** The root context `ctx` belongs to (a stream's parent root; cpp-host ContextBase::root_context()). */
+  rootOf(ctx: GuestContext | undefined): RootContext {
+    if (!ctx) return this.root;
+    return ctx.kind === "root" ? ctx : ctx.parentRoot;
+  }
 
   /** The context host calls act on: the effective one if set and still alive, else the current one. */
   activeContext(): GuestContext | undefined {

@@ -1,7 +1,11 @@
 // Recorded callouts of the test facade (record-then-reply, as proxytest does for http calls):
 // each Redis or HTTP call the guest makes is kept with its attributes until the test answers it
-// (reply/respond), fails it, or the manual clock passes its timeout (answered as a failure,
-// like Envoy's timeout). Failure behaviour: answering twice is a test bug and throws.
+// (reply/respond), fails it, or the manual clock passes its timeout. A Redis timeout is a
+// NetworkError; an http_call timeout or connect failure is the router's local reply (504 / 503,
+// http-callout.ts), only reset() gives the guest 0 headers. Failure behaviour: answering twice is
+// a test bug and throws.
+import type { HttpCalloutResponse } from "../abi/backend.js";
+import { calloutFailure } from "../gateway/http-callout.js";
 
 export class RecordedRedisCall {
   settled = false;
@@ -44,7 +48,7 @@ export class RecordedHttpCall {
     readonly headers: Array<[string, string]>,
     readonly body: Buffer,
     readonly timeoutMs: number,
-    private readonly done: (res: { headers: Array<[string, string]>; body: Buffer } | null) => void,
+    private readonly done: (res: HttpCalloutResponse | null) => void,
     private readonly onSettle: (c: RecordedHttpCall) => void,
   ) {}
 
@@ -55,11 +59,15 @@ export class RecordedHttpCall {
     this.settle({ headers, body: a.body === undefined ? Buffer.alloc(0) : Buffer.from(a.body) });
   }
 
-  fail(): void { this.settle(null); }
+  /** Connect failure: the router's 503 local reply. */
+  fail(): void { this.settle(calloutFailure("connection_failure")); }
 
-  timeout(): void { if (!this.settled) { this.timedOut = true; this.settle(null); } }
+  /** A reset after the response started: the guest sees 0 headers, 0 body. */
+  reset(): void { this.settle(null); }
 
-  private settle(res: { headers: Array<[string, string]>; body: Buffer } | null): void {
+  timeout(): void { if (!this.settled) { this.timedOut = true; this.settle(calloutFailure("timeout")); } }
+
+  private settle(res: HttpCalloutResponse | null): void {
     if (this.settled) throw new Error(`http call to ${this.cluster} already answered`);
     this.settled = true;
     this.onSettle(this);

@@ -1,18 +1,22 @@
 // The HostBackend of the test facade: manual clock, upstream hosts set by the test, and Redis /
 // HTTP callouts either recorded for the test to answer or sent to a real server.
-// Redis (higress-abi.md): redis_init is recorded per VM and cluster (re-init replaces, closing
-// that VM's client); redis_call on a cluster this VM never initialised returns BadArgument (our
-// choice: the Higress source was not available to check; it is the status Envoy's http_call
-// gives an unknown cluster). Record mode: the call's timeout (from redis_init) runs on the manual
-// clock and ends the call as NetworkError. Real mode: each VM gets its own RedisClusterClient.
+// Redis, as Envoy shares it (redis-shared.ts, audit rows 3 and 12): one client per worker and
+// cluster, shared by every VM, root and plugin on the worker; a redis_init re-initialises it for
+// everyone (closing it fails every call in flight on it; profile redisReinit). A cluster is known
+// once anybody initialised it (or when listed in `redisClusters`); a call on a known cluster
+// nobody initialised on this worker uses the defaults (1000 ms timeout); an unknown cluster is
+// BadArgument (Higress context.cc redisCall finds no thread-local cluster). Record mode: the
+// call's op timeout runs on the manual clock and ends it as NetworkError. Real mode:
+// SharedRedisClients over the given server.
 // HTTP calls: the cluster must be one of `clusters` (Envoy: unknown cluster -> BadArgument).
 // Failure behaviour: statuses to the guest; never throws on the guest's path.
 import { WasmResult } from "../abi/constants.js";
 import type { HeaderMap } from "../abi/header-map.js";
 import type { HostBackend, HttpCalloutRequest, HttpCalloutResponse, RouteMatch, UpstreamHostInfo } from "../abi/backend.js";
 import { parseRedisClusterName } from "../gateway/cluster-name.js";
-import { RedisClusterClient } from "../gateway/redis-client.js";
-import { sendHttpCallout } from "../gateway/http-callout.js";
+import { SharedRedisClients, defaultRedisSettings, redisSettings, sameSettings, type RedisClientSettings, type RedisEndpoint } from "../gateway/redis-shared.js";
+import { sendHttpCallout, calloutFailure } from "../gateway/http-callout.js";
+import type { EnvoyProfile } from "../abi/envoy-profile.js";
 import { ManualClock } from "./manual-clock.js";
 import { RecordedHttpCall, RecordedRedisCall } from "./callouts.js";
 
@@ -28,7 +32,6 @@ export interface FacadeRoute {
   header?: [string, string];
 }
 
-interface RedisInit { user: string; pass: string; timeoutMs: number; client: RedisClusterClient | null }
 
 export class FacadeBackend implements HostBackend {
   readonly clock: ManualClock;
@@ -39,11 +42,33 @@ export class FacadeBackend implements HostBackend {
   readonly httpCalls: RecordedHttpCall[] = [];
   /** Every Redis call ever made, answered or not. */
   readonly redisHistory: RecordedRedisCall[] = [];
-  readonly redisInits = new Map<string, RedisInit>();
+  /** Record mode: the settings of each worker's client, by `${worker}|${lookup}`. */
+  readonly redisInits = new Map<string, RedisClientSettings>();
+  /** Redis clusters that exist (Envoy: a thread-local cluster). */
+  readonly redisClusters = new Set<string>();
+  /** Real mode: the shared clients. */
+  readonly sharedRedis: SharedRedisClients;
+  /** redis_init calls that closed a live client (record and real mode). */
+  redisReinitCloses = 0;
+  /**
+   * Redis clusters whose load balancer has no host for now: proxy_redis_call fails at once
+   * (Envoy AsyncClientImpl::send returns nullptr, "no available host"; the status Higress's
+   * context.cc then returns was not verified: InternalFailure here).
+   */
+  readonly redisNoHost = new Set<string>();
   private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly redisEndpoint: RedisEndpoint | null;
 
-  constructor(startMs: number, private readonly redisMode: RedisMode, private readonly httpMode: HttpMode) {
+  constructor(startMs: number, private readonly redisMode: RedisMode, private readonly httpMode: HttpMode,
+    private readonly profile: Pick<EnvoyProfile, "redisReinit" | "redisFlushParams">) {
     this.clock = new ManualClock(startMs);
+    this.sharedRedis = new SharedRedisClients(profile);
+    if (redisMode === "record") {
+      this.redisEndpoint = null;
+    } else {
+      const u = new URL(redisMode.url);
+      this.redisEndpoint = { host: u.hostname, port: Number(u.port || 6379) };
+    }
   }
 
   now(): number { return this.clock.now(); }
@@ -58,34 +83,40 @@ export class FacadeBackend implements HostBackend {
     return r ? { route: r.name, cluster: r.cluster } : null;
   }
 
-  redisInit(vm: number, cluster: string, user: string, pass: string, timeoutMs: number): number {
-    const name = parseRedisClusterName(cluster);
-    const key = `${vm}|${name.lookup}`;
-    this.redisInits.get(key)?.client?.close();
-    let client: RedisClusterClient | null = null;
-    if (this.redisMode !== "record") {
-      const u = new URL(this.redisMode.url);
-      client = new RedisClusterClient({
-        host: u.hostname, port: Number(u.port || 6379), username: user || undefined, password: pass || undefined,
-        db: name.db, timeoutMs,
-      });
+  redisInit(worker: number, cluster: string, user: string, pass: string, timeoutMs: number): number {
+    const lookup = parseRedisClusterName(cluster).lookup;
+    this.redisClusters.add(lookup);
+    if (this.redisEndpoint) {
+      const before = this.sharedRedis.reinitCloses;
+      this.sharedRedis.init(worker, cluster, user, pass, timeoutMs, this.redisEndpoint);
+      this.redisReinitCloses += this.sharedRedis.reinitCloses - before;
+      return WasmResult.Ok;
     }
-    this.redisInits.set(key, { user, pass, timeoutMs, client });
+    const key = `${worker}|${lookup}`;
+    const settings = redisSettings(cluster, user, pass, timeoutMs, this.profile.redisFlushParams);
+    const old = this.redisInits.get(key);
+    if (old && !(this.profile.redisReinit === "close-if-changed" && sameSettings(old, settings))) {
+      // Re-initialising closes the shared client: every call in flight on it fails.
+      this.redisReinitCloses++;
+      for (const c of this.redisCalls.filter((x) => x.vm === worker && parseRedisClusterName(x.cluster).lookup === lookup)) c.fail();
+    }
+    if (!old || !sameSettings(old, settings)) this.redisInits.set(key, settings);
     return WasmResult.Ok;
   }
 
-  redisCall(vm: number, cluster: string, query: Buffer, done: (reply: Buffer | null) => void): number {
-    const init = this.redisInits.get(`${vm}|${parseRedisClusterName(cluster).lookup}`);
-    if (!init) return WasmResult.BadArgument;
-    if (init.client) {
-      const p = init.client.call(query).then(done, () => done(null));
-      this.track(p);
+  redisCall(worker: number, cluster: string, query: Buffer, done: (reply: Buffer | null) => void): number {
+    const lookup = parseRedisClusterName(cluster).lookup;
+    if (!this.redisClusters.has(lookup)) return WasmResult.BadArgument;
+    if (this.redisNoHost.has(lookup)) return WasmResult.InternalFailure;
+    if (this.redisEndpoint) {
+      this.track(this.sharedRedis.client(worker, cluster, this.redisEndpoint).call(query).then(done, () => done(null)));
       return WasmResult.Ok;
     }
-    const call = new RecordedRedisCall(vm, cluster, query, done, (c) => this.redisCalls.splice(this.redisCalls.indexOf(c), 1));
+    const settings = this.redisInits.get(`${worker}|${lookup}`) ?? defaultRedisSettings(this.profile.redisFlushParams);
+    const call = new RecordedRedisCall(worker, cluster, query, done, (c) => this.redisCalls.splice(this.redisCalls.indexOf(c), 1));
     this.redisCalls.push(call);
     this.redisHistory.push(call);
-    if (init.timeoutMs > 0) this.clock.schedule(init.timeoutMs, () => call.timeout());
+    if (settings.timeoutMs > 0) this.clock.schedule(settings.timeoutMs, () => call.timeout());
     return WasmResult.Ok;
   }
 
@@ -93,8 +124,11 @@ export class FacadeBackend implements HostBackend {
     const hosts = this.clusters.get(req.cluster);
     if (!hosts) return WasmResult.BadArgument;
     if (this.httpMode === "real") {
-      const target = hosts.find((h) => h.health !== "Unhealthy") ?? hosts[0];
-      if (!target) return WasmResult.BadArgument;
+      const target = hosts.find((h) => h.health !== "Unhealthy");
+      if (!target) {
+        setImmediate(() => done(calloutFailure("no_healthy_upstream")));
+        return WasmResult.Ok;
+      }
       this.track(realHttpCall(target.address, req).then(done));
       return WasmResult.Ok;
     }
@@ -116,7 +150,7 @@ export class FacadeBackend implements HostBackend {
   }
 
   close(): void {
-    for (const init of this.redisInits.values()) init.client?.close();
+    this.sharedRedis.close();
   }
 }
 

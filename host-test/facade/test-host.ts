@@ -9,6 +9,7 @@ import { HeaderMap } from "../abi/header-map.js";
 import type { LogRecord } from "../abi/logs.js";
 import { PluginHost } from "../abi/plugin-host.js";
 import { FacadeBackend, type FacadeRoute, type HttpMode, type RedisMode } from "./facade-backend.js";
+import { HIGRESS_PROFILE, type EnvoyProfile } from "../abi/envoy-profile.js";
 import { TestStream } from "./test-stream.js";
 
 export interface HostSpec { address: string; health?: HealthStatusName; metrics?: string }
@@ -23,7 +24,12 @@ export interface TestHostOptions {
   vmId?: string;
   logLevel?: LogLevelName;
   failOpen?: boolean;
+  /** Envoy behaviour where versions/listeners differ (default: Higress 2.2 on HTTP/1, envoy-profile.ts). */
+  profile?: Partial<EnvoyProfile>;
+  /** Shorthand for profile.bufferLimitBytes (default Higress's 32 KiB). */
   bufferLimitBytes?: number;
+  /** Redis clusters that exist before anybody initialises them (Envoy: thread-local clusters). */
+  redisClusters?: string[];
   clusters?: Record<string, HostSpec[]>;
   /** Routing table used when the filter's header changes re-match the route (clear_route_cache). */
   routes?: FacadeRoute[];
@@ -49,11 +55,21 @@ export class TestHost {
   private constructor(readonly plugin: PluginHost, readonly backend: FacadeBackend) {}
 
   static async create(o: TestHostOptions): Promise<TestHost> {
-    const backend = new FacadeBackend(o.startTimeMs ?? 1_700_000_000_000, o.redis ?? "record", o.http ?? "record");
+    const profile = TestHost.profileOf(o);
+    const backend = new FacadeBackend(o.startTimeMs ?? 1_700_000_000_000, o.redis ?? "record", o.http ?? "record", profile);
     for (const [name, hosts] of Object.entries(o.clusters ?? {})) backend.clusters.set(name, hosts.map(toHostInfo));
+    for (const name of o.redisClusters ?? []) backend.redisClusters.add(name);
     backend.routes = o.routes ?? null;
+    return new TestHost(await TestHost.loadPlugin(o, backend, profile), backend);
+  }
+
+  private static profileOf(o: TestHostOptions): EnvoyProfile {
+    return { ...HIGRESS_PROFILE, ...o.profile, ...(o.bufferLimitBytes === undefined ? {} : { bufferLimitBytes: o.bufferLimitBytes }) };
+  }
+
+  private static loadPlugin(o: TestHostOptions, backend: FacadeBackend, profile: EnvoyProfile): Promise<PluginHost> {
     const configuration = o.configuration === undefined ? "" : typeof o.configuration === "string" ? o.configuration : JSON.stringify(o.configuration);
-    const plugin = await PluginHost.load(o.wasm, backend, {
+    return PluginHost.load(o.wasm, backend, {
       workers: o.workers ?? 1,
       rootId: o.rootId ?? "",
       pluginName: o.pluginName ?? "llm-lb",
@@ -62,9 +78,21 @@ export class TestHost {
       configuration,
       logLevel: o.logLevel ?? "trace",
       failOpen: o.failOpen ?? false,
-      bufferLimitBytes: o.bufferLimitBytes ?? 1024 * 1024,
+      profile,
     });
-    return new TestHost(plugin, backend);
+  }
+
+  /**
+   * A second plugin (its own VMs, one per worker) on the same Envoy: same workers, clusters,
+   * clock and shared Redis clients. Its own profile options are ignored for Redis (per process).
+   */
+  async addPlugin(o: TestHostOptions): Promise<TestHost> {
+    return new TestHost(await TestHost.loadPlugin(o, this.backend, TestHost.profileOf(o)), this.backend);
+  }
+
+  /** A configuration update: a new root context on each VM, the old ones drain (plugin-host.ts). */
+  updateConfiguration(configuration: object | string): boolean[] {
+    return this.plugin.updateConfiguration(typeof configuration === "string" ? configuration : JSON.stringify(configuration));
   }
 
   get configured(): boolean[] { return this.plugin.configured; }

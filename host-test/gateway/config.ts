@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
-import { parse as parseYaml } from "yaml";
+import { parse as parseYaml, YAMLError } from "yaml";
 import type { LbPolicy } from "./local-lb.js";
 
 export interface ListenerConfig { host: string; port: number }
@@ -194,7 +194,7 @@ function parseCluster(value: unknown, key: string): ClusterConfig {
   };
 }
 
-function parseRoute(value: unknown, key: string, index: number): RouteConfig {
+function parseRoute(value: unknown, key: string): RouteConfig {
   const o = objectAt(value, key);
   const match = optionalObject(o, "match", `${key}.match`) ?? {};
   const domains = match.domains === undefined ? ["*"] : arrayField(match, "domains", `${key}.match`).map((d, i) =>
@@ -212,7 +212,9 @@ function parseRoute(value: unknown, key: string, index: number): RouteConfig {
     fail(`${key}.cluster_not_found_response_code`, `one of ${CLUSTER_NOT_FOUND_CODES.join(" | ")}`, notFound);
   }
   return {
-    name: stringField(o, "name", key, `route-${index}`),
+    // Envoy's Route.name is optional; an unnamed route gives the filter an empty `route_name`
+    // property (context.cc: StreamInfo::getRouteName()), which no `_match_route_` rule matches.
+    name: stringField(o, "name", key, ""),
     match: { prefix: stringField(match, "prefix", `${key}.match`, "/"), domains },
     cluster: clusterHeader === null ? stringField(o, "cluster", key) : "",
     cluster_header: clusterHeader,
@@ -230,10 +232,15 @@ function parsePlugin(value: unknown, key: string, baseDir: string): PluginConfig
   let configuration: string;
   if (raw === undefined || raw === null) configuration = "{}";
   else if (typeof raw === "string") {
-    try { JSON.parse(raw); } catch { fail(`${key}.configuration`, "a JSON document", raw); }
+    // The plugin configuration may hold a Redis password: the message names where the JSON
+    // breaks, never its text (V8's JSON.parse message quotes the input, so it is not used).
+    try { JSON.parse(raw); } catch (e) {
+      const at = /position (\d+)/.exec((e as Error).message);
+      throw new Error(`${key}.configuration: expected a JSON document, got invalid JSON${at ? ` (at character ${at[1]})` : ""}; its text is not shown`);
+    }
     configuration = raw;
   } else if (typeof raw === "object") configuration = JSON.stringify(raw);
-  else fail(`${key}.configuration`, "a mapping or a JSON string", raw);
+  else fail(`${key}.configuration`, "a mapping or a JSON string", typeof raw);
   return {
     wasm: path.resolve(baseDir, wasm),
     root_id: stringField(o, "root_id", key, ""),
@@ -243,9 +250,18 @@ function parsePlugin(value: unknown, key: string, baseDir: string): PluginConfig
   };
 }
 
+/** Where and what, without the `yaml` library's excerpt of the file (which can show a password). */
+function yamlProblem(e: unknown): string {
+  if (e instanceof YAMLError) {
+    const pos = e.linePos?.[0];
+    return `${e.code}${pos ? ` at line ${pos.line}, column ${pos.col}` : ""}; the file's text is not shown`;
+  }
+  return "unreadable document";
+}
+
 export function parseGatewayConfig(text: string, baseDir: string): GatewayConfig {
   let doc: unknown;
-  try { doc = parseYaml(text); } catch (e) { throw new Error(`gateway config: invalid YAML: ${(e as Error).message}`); }
+  try { doc = parseYaml(text); } catch (e) { throw new Error(`gateway config: invalid YAML: ${yamlProblem(e)}`); }
   const root = objectAt(doc ?? {}, "gateway config");
   const clusters = arrayField(root, "clusters", "gateway config").map((c, i) => parseCluster(c, `clusters[${i}]`));
   const names = new Set<string>();
@@ -254,7 +270,7 @@ export function parseGatewayConfig(text: string, baseDir: string): GatewayConfig
     names.add(c.name);
   });
   const routes = (root.routes === undefined ? [] : arrayField(root, "routes", "gateway config"))
-    .map((r, i) => parseRoute(r, `routes[${i}]`, i));
+    .map((r, i) => parseRoute(r, `routes[${i}]`));
   routes.forEach((r, i) => {
     if (r.cluster_header !== null) return; // resolved per request; an unknown name is answered then
     const target = clusters.find((c) => c.name === r.cluster);

@@ -1,10 +1,11 @@
-// The HostBackend of the real gateway: wall clock and timers, one RedisClusterClient per VM and
-// initialised Redis cluster, http_call over real HTTP to a cluster endpoint (picked by the
-// cluster's load balancer among eligible hosts), upstream hosts from the health checkers, and
-// route re-matching from the YAML routes.
+// The HostBackend of the real gateway: wall clock and timers, Redis clients shared per worker and
+// cluster (redis-shared.ts, as Envoy shares them between VMs and plugins), http_call over real
+// HTTP to a cluster endpoint (picked by the cluster's load balancer among eligible hosts; its
+// failures answered as the router's local replies, http-callout.ts), upstream hosts from the
+// health checkers, and route re-matching from the YAML routes.
 // Failure behaviour: statuses to the guest (BadArgument for an unknown cluster, as Envoy's
-// httpCall does; the same choice for redis, unverified against Higress); callout failures are
-// delivered as NetworkError / empty response, never thrown.
+// httpCall does; the same for redis: Higress context.cc redisCall finds no thread-local cluster);
+// callout failures are delivered as NetworkError / local-reply responses, never thrown.
 import type http from "node:http";
 import { WasmResult } from "../abi/constants.js";
 import type { HeaderMap } from "../abi/header-map.js";
@@ -15,12 +16,13 @@ import { matchRoute, type ClusterConfig, type GatewayConfig, type RouteConfig } 
 import { routeCluster } from "./cluster-header.js";
 import type { HealthChecker } from "./health.js";
 import type { LocalLoadBalancer } from "./local-lb.js";
-import { RedisClusterClient } from "./redis-client.js";
-import { sendHttpCallout, originalDestination } from "./http-callout.js";
+import { SharedRedisClients, type RedisEndpoint } from "./redis-shared.js";
+import { sendHttpCallout, originalDestination, calloutFailure } from "./http-callout.js";
+import type { EnvoyProfile } from "../abi/envoy-profile.js";
 import { splitAddress } from "./address.js";
 
 export class GatewayBackend implements HostBackend {
-  private readonly redisClients = new Map<string, RedisClusterClient>();
+  readonly redis: SharedRedisClients;
   private readonly timers = new Set<NodeJS.Timeout>();
 
   constructor(
@@ -29,7 +31,10 @@ export class GatewayBackend implements HostBackend {
     private readonly balancers: Map<string, LocalLoadBalancer>,
     private readonly agent: http.Agent,
     private readonly panicThresholdPercent: number,
-  ) {}
+    profile: Pick<EnvoyProfile, "redisReinit" | "redisFlushParams">,
+  ) {
+    this.redis = new SharedRedisClients(profile);
+  }
 
   now(): number { return Date.now(); }
 
@@ -54,24 +59,24 @@ export class GatewayBackend implements HostBackend {
 
   route(name: string | null): RouteConfig | undefined { return this.cfg.routes.find((r) => r.name === name); }
 
-  redisInit(vm: number, cluster: string, username: string, password: string, timeoutMs: number): number {
-    const name = parseRedisClusterName(cluster);
-    const c = this.cluster(name.lookup);
-    if (!c || c.type !== "redis") return WasmResult.BadArgument;
-    const key = `${vm}|${name.lookup}`;
-    this.redisClients.get(key)?.close(); // re-init closes this VM's client for the cluster
+  private redisEndpoint(cluster: string): RedisEndpoint | null {
+    const c = this.cluster(parseRedisClusterName(cluster).lookup);
+    if (!c || c.type !== "redis") return null;
     const { host, port } = splitAddress(c.endpoints[0]);
-    this.redisClients.set(key, new RedisClusterClient({
-      host, port, username: username || undefined, password: password || undefined, db: name.db,
-      timeoutMs, connectTimeoutMs: c.connect_timeout_ms,
-    }));
+    return { host, port, connectTimeoutMs: c.connect_timeout_ms };
+  }
+
+  redisInit(worker: number, cluster: string, username: string, password: string, timeoutMs: number): number {
+    const endpoint = this.redisEndpoint(cluster);
+    if (!endpoint) return WasmResult.BadArgument;
+    this.redis.init(worker, cluster, username, password, timeoutMs, endpoint);
     return WasmResult.Ok;
   }
 
-  redisCall(vm: number, cluster: string, query: Buffer, done: (reply: Buffer | null) => void): number {
-    const client = this.redisClients.get(`${vm}|${parseRedisClusterName(cluster).lookup}`);
-    if (!client) return WasmResult.BadArgument;
-    client.call(query).then(done, () => done(null));
+  redisCall(worker: number, cluster: string, query: Buffer, done: (reply: Buffer | null) => void): number {
+    const endpoint = this.redisEndpoint(cluster);
+    if (!endpoint) return WasmResult.BadArgument;
+    this.redis.client(worker, cluster, endpoint).call(query).then(done, () => done(null));
     return WasmResult.Ok;
   }
 
@@ -87,7 +92,8 @@ export class GatewayBackend implements HostBackend {
       address = lb?.pick(eligibleHosts(this.upstreamHosts(c.name), this.panicThresholdPercent).map((h) => h.address)) ?? null;
     }
     if (address === null) {
-      setImmediate(() => done(null));
+      // The async client's router finds no healthy host: a local reply 503 (async_client_impl).
+      setImmediate(() => done(calloutFailure("no_healthy_upstream")));
       return WasmResult.Ok;
     }
     sendHttpCallout(address, req, this.agent, done);
@@ -95,8 +101,7 @@ export class GatewayBackend implements HostBackend {
   }
 
   close(): void {
-    for (const c of this.redisClients.values()) c.close();
-    this.redisClients.clear();
+    this.redis.close();
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
   }

@@ -1,10 +1,43 @@
 // One proxy_http_call exchange over real HTTP/1.1 with a chosen upstream address: pseudo-headers
 // become the request line and Host, the whole response is collected, and the callback runs exactly
-// once: with the response, or null on a connection error or when timeoutMs passes (Envoy answers
-// a timed-out http_call with a failure). Used by the gateway and by the facade's "real" mode.
+// once. Envoy runs http_call through an AsyncClient whose router answers its own failures as
+// local replies (audit row 10; envoy source/common/http/async_client_impl.h sendLocalReply,
+// router.cc): a timeout (total, from the request until the response is complete) is a 504
+// "upstream request timeout", a connect failure or a reset before the response headers a 503
+// with the router's text, no healthy host a 503 "no healthy upstream"; the guest sees :status,
+// content-length, content-type and the body. Only a reset after the response headers reaches the
+// guest as a failure (0 headers, 0 body): `done(null)`.
+// Used by the gateway and by the facade's "real" mode.
 import http from "node:http";
 import type { HttpCalloutRequest, HttpCalloutResponse } from "../abi/backend.js";
 import { splitAddress } from "./address.js";
+
+/** The router's local replies (envoy router.cc / upstream_request.cc texts), shared with proxy-stream. */
+export const ROUTER_REPLIES = {
+  no_healthy_upstream: { status: 503, details: "no_healthy_upstream", body: "no healthy upstream" },
+  connection_failure: {
+    status: 503, details: "upstream_reset_before_response_started{connection_failure}",
+    body: "upstream connect error or disconnect/reset before headers. reset reason: connection failure",
+  },
+  connection_termination: {
+    status: 503, details: "upstream_reset_before_response_started{connection_termination}",
+    body: "upstream connect error or disconnect/reset before headers. reset reason: connection termination",
+  },
+  timeout: { status: 504, details: "response_timeout", body: "upstream request timeout" },
+} as const;
+export type RouterReplyKind = keyof typeof ROUTER_REPLIES;
+
+/** An http_call failure as the guest sees it: the router's local reply. */
+export function calloutFailure(kind: RouterReplyKind): HttpCalloutResponse {
+  const r = ROUTER_REPLIES[kind];
+  const body = Buffer.from(r.body);
+  return {
+    headers: [[":status", String(r.status)], ["content-length", String(body.length)], ["content-type", "text/plain"]],
+    body,
+  };
+}
+
+const CONNECT_FAILURES = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ECONNTIMEOUT", "EADDRNOTAVAIL"]);
 
 /** Envoy's ORIGINAL_DST cluster reads the destination from this request header (use_http_header). */
 export const ORIGINAL_DST_HEADER = "x-envoy-original-dst-host";
@@ -21,19 +54,35 @@ export function sendHttpCallout(address: string, req: HttpCalloutRequest, agent:
     else if (!k.startsWith(":")) headers[k] = v;
   }
   let settled = false;
-  const finish = (r: HttpCalloutResponse | null) => { if (!settled) { settled = true; done(r); } };
+  let responded = false;
+  let timer: NodeJS.Timeout | null = null;
+  const finish = (res: HttpCalloutResponse | null) => {
+    if (settled) return;
+    settled = true;
+    if (timer) clearTimeout(timer);
+    done(res);
+  };
   const r = http.request({ host, port, method, path, headers, agent }, (res) => {
+    responded = true;
     const chunks: Buffer[] = [];
     res.on("data", (d: Buffer) => chunks.push(d));
     res.on("end", () => {
+      if (!res.complete) { finish(null); return; }
       const pairs: Array<[string, string]> = [[":status", String(res.statusCode ?? 0)]];
       for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i].toLowerCase(), res.rawHeaders[i + 1]]);
       finish({ headers: pairs, body: Buffer.concat(chunks) });
     });
+    res.on("aborted", () => finish(null));
     res.on("error", () => finish(null));
   });
-  if (req.timeoutMs > 0) r.setTimeout(req.timeoutMs, () => { r.destroy(); finish(null); });
-  r.on("error", () => finish(null));
+  // Envoy's http_call timeout is the route timeout of the async request: total, not idle.
+  if (req.timeoutMs > 0) {
+    timer = setTimeout(() => { finish(calloutFailure("timeout")); r.destroy(); }, req.timeoutMs);
+  }
+  r.on("error", (err: NodeJS.ErrnoException) => {
+    if (responded) { finish(null); return; }
+    finish(calloutFailure(CONNECT_FAILURES.has(err.code ?? "") ? "connection_failure" : "connection_termination"));
+  });
   r.end(req.body);
 }
 

@@ -14,6 +14,7 @@ import { randomUUID } from "node:crypto";
 import { HeaderMap } from "../abi/header-map.js";
 import type { PluginHost } from "../abi/plugin-host.js";
 import type { HttpStream, LocalReply, StreamEnding, StreamSink } from "../abi/stream.js";
+import { invalidHeader } from "./header-check.js";
 import { decideUpstream } from "../abi/upstream-selection.js";
 import type { ClusterConfig, RouteConfig } from "./config.js";
 import type { GatewayBackend } from "./gateway-backend.js";
@@ -22,6 +23,8 @@ import { PassThroughStream } from "./pass-through.js";
 import type { GatewayStats } from "./stats.js";
 import { splitAddress } from "./address.js";
 import { CLUSTER_NOT_FOUND_DETAILS, routeCluster } from "./cluster-header.js";
+import { ROUTER_REPLIES, type RouterReplyKind } from "./http-callout.js";
+import type { ResponseFlagName } from "../abi/constants.js";
 
 // Connection-specific headers are never forwarded (RFC 9110 7.6.1; Envoy strips them).
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer"]);
@@ -29,7 +32,8 @@ const EMPTY = Buffer.alloc(0);
 
 export interface ProxyContext {
   backend: GatewayBackend;
-  plugin: PluginHost | null;
+  /** The Wasm plugin that runs on a route (null: none). */
+  pluginFor(route: RouteConfig): PluginHost | null;
   stats: GatewayStats;
   balancers: Map<string, LocalLoadBalancer>;
   agent: http.Agent;
@@ -84,10 +88,10 @@ export class ProxyStream implements StreamSink {
     // Envoy generates x-request-id when the client sent none (generate_request_id default true).
     if (!headers.has("x-request-id")) headers.add("x-request-id", randomUUID());
     const bodyless = !req.headers["transfer-encoding"] && (req.headers["content-length"] === undefined || req.headers["content-length"] === "0");
-    const usePlugin = ctx.plugin !== null && this.route.plugin;
+    const plugin = ctx.pluginFor(this.route);
     const cluster = routeCluster(this.route, headers);
-    this.filter = usePlugin
-      ? ctx.plugin!.newStream(ctx.plugin!.pickVm(), this, {
+    this.filter = plugin
+      ? plugin.newStream(plugin.pickVm(), this, {
         route: this.route.name, cluster,
         sourceAddress: `${req.socket.remoteAddress}:${req.socket.remotePort}`,
         destinationAddress: `${req.socket.localAddress}:${req.socket.localPort}`,
@@ -125,6 +129,12 @@ export class ProxyStream implements StreamSink {
       this.filter.hostReply(route.cluster_not_found_response_code, CLUSTER_NOT_FOUND_DETAILS, "", "NC");
       return;
     }
+    const invalid = invalidHeader(headers);
+    if (invalid !== null) { // Envoy's upstream codec refuses it: local 503 (header-check.ts)
+      this.ending = "local_reply";
+      this.filter.hostReply(503, `filter_removed_required_request_headers{${invalid.replace(/\s/g, "_")}}`, invalid, "DPE");
+      return;
+    }
     const lb = cluster ? this.ctx.balancers.get(cluster.name) : undefined;
     const hosts = cluster ? this.ctx.backend.upstreamHosts(cluster.name) : [];
     const decision = decideUpstream(this.filter.overrideHost, hosts, (eligible) => lb?.pick(eligible) ?? null,
@@ -134,7 +144,7 @@ export class ProxyStream implements StreamSink {
     }
     if (decision.address === null) {
       this.ending = "no_healthy_upstream";
-      this.filter.hostReply(503, "no_healthy_upstream", "no healthy upstream", "UH");
+      this.routerReply("no_healthy_upstream", "UH");
       return;
     }
     this.upstreamAddress = decision.address;
@@ -164,6 +174,10 @@ export class ProxyStream implements StreamSink {
   // ---- StreamSink: response side ----
   responseHeadersOut(headers: HeaderMap, endStream: boolean): void {
     if (this.res.headersSent || this.res.destroyed) return;
+    if (invalidHeader(headers) !== null) { // Envoy would write it as is; see header-check.ts
+      this.resetRequested("filter_reset");
+      return;
+    }
     this.downstreamStarted = true;
     const out = toNodeHeaders(headers);
     if (this.ctx.debugUpstreamHeader && this.upstreamAddress) out["x-gateway-upstream-host"] = this.upstreamAddress;
@@ -228,13 +242,16 @@ export class ProxyStream implements StreamSink {
     this.releaseUpstream();
     if (connectFailure) {
       this.ending = "upstream_connect_failure";
-      this.filter.hostReply(503, "upstream_reset_before_response_started{connection_failure}",
-        "upstream connect error or disconnect/reset before headers. reset reason: connection failure", "UF");
+      this.routerReply("connection_failure", "UF");
     } else {
       this.ending = "upstream_reset";
-      this.filter.hostReply(503, "upstream_reset_before_response_started{connection_termination}",
-        "upstream connect error or disconnect/reset before headers. reset reason: connection termination", "UC");
+      this.routerReply("connection_termination", "UC");
     }
+  }
+
+  private routerReply(kind: RouterReplyKind, flag: ResponseFlagName): void {
+    const r = ROUTER_REPLIES[kind];
+    this.filter.hostReply(r.status, r.details, r.body, flag);
   }
 
   /** A reset after response headers: Envoy can only reset the downstream stream (UR). */
@@ -274,7 +291,7 @@ export class ProxyStream implements StreamSink {
     this.ending = "timeout";
     this.abortUpstream();
     if (!this.downstreamStarted) {
-      this.filter.hostReply(504, "response_timeout", "upstream request timeout", "UT");
+      this.routerReply("timeout", "UT");
       return;
     }
     this.filter.markFlag("UT");

@@ -20,8 +20,12 @@
 //   with the socket, so it can never be matched to a later call. The next call reconnects.
 // - Connection error/close and malformed replies (Envoy closes on ProtocolError) fail all pending
 //   calls with null; the next call reconnects.
-// Not emulated: Envoy's write batching (buffer_flush_timeout / max_buffer_size_before_flush):
-// queries are written immediately, which only makes replies arrive sooner.
+// - Write batching (Envoy raw_client_impl.cc makeRawRequest): a request is encoded into a
+//   per-connection buffer; when the buffer reaches maxBufferSizeBeforeFlush bytes it is written at
+//   once, otherwise the first request into an empty buffer arms a bufferFlushTimeoutMs timer that
+//   writes it (0 ms: on the next event-loop turn). Envoy's defaults are 3 ms / 1024 bytes
+//   (AsyncClientConfig); max 0 writes every request at once. Without the options (direct users
+//   of this class) requests are written at once.
 import net from "node:net";
 import { encodeCommand, replyLength } from "../resp.js";
 
@@ -36,6 +40,10 @@ export interface RedisClusterClientOptions {
   timeoutMs: number;
   /** Connect timeout (ms); defaults to timeoutMs. The gateway passes the cluster's connect_timeout_ms. */
   connectTimeoutMs?: number;
+  /** Envoy buffer_flush_timeout (ms). */
+  bufferFlushTimeoutMs?: number;
+  /** Envoy max_buffer_size_before_flush (bytes); 0 (default here) = write at once. */
+  maxBufferSizeBeforeFlush?: number;
 }
 
 interface PendingCall {
@@ -50,6 +58,10 @@ interface Connection {
   pending: PendingCall[];
   inbox: Buffer;
   timer: NodeJS.Timeout | null;
+  /** Encoded requests not yet written (Envoy's encoder buffer) and its flush timer. */
+  outbox: Buffer[];
+  outboxBytes: number;
+  flushTimer: NodeJS.Timeout | NodeJS.Immediate | null;
 }
 
 export class RedisClusterClient {
@@ -81,7 +93,7 @@ export class RedisClusterClient {
   private connect(): Connection {
     const socket = net.connect({ host: this.opts.host, port: this.opts.port });
     socket.setNoDelay(true); // Envoy sets TCP_NODELAY on upstream Redis connections.
-    const conn: Connection = { socket, ready: false, pending: [], inbox: Buffer.alloc(0), timer: null };
+    const conn: Connection = { socket, ready: false, pending: [], inbox: Buffer.alloc(0), timer: null, outbox: [], outboxBytes: 0, flushTimer: null };
     this.conn = conn;
     this.armTimer(conn, this.opts.connectTimeoutMs ?? this.opts.timeoutMs);
     socket.on("connect", () => this.onConnected(conn));
@@ -102,7 +114,32 @@ export class RedisClusterClient {
     conn.pending.push({ resolve });
     // Once connected, the op timer starts with the first outstanding call (Envoy makeRequest).
     if (conn.ready && conn.pending.length === 1) this.armTimer(conn, this.opts.timeoutMs);
-    conn.socket.write(query);
+    const wasEmpty = conn.outboxBytes === 0;
+    conn.outbox.push(query);
+    conn.outboxBytes += query.length;
+    if (conn.outboxBytes >= (this.opts.maxBufferSizeBeforeFlush ?? 0)) {
+      this.flush(conn);
+    } else if (wasEmpty) {
+      const ms = this.opts.bufferFlushTimeoutMs ?? 0;
+      conn.flushTimer = ms > 0 ? setTimeout(() => this.flush(conn), ms) : setImmediate(() => this.flush(conn));
+    }
+  }
+
+  /** Writes the encoder buffer and disarms its timer (Envoy flushBufferAndResetTimer). */
+  private flush(conn: Connection): void {
+    this.clearFlushTimer(conn);
+    if (conn.outboxBytes === 0 || conn.socket.destroyed) return;
+    const out = conn.outbox.length === 1 ? conn.outbox[0] : Buffer.concat(conn.outbox);
+    conn.outbox = [];
+    conn.outboxBytes = 0;
+    conn.socket.write(out);
+  }
+
+  private clearFlushTimer(conn: Connection): void {
+    const t = conn.flushTimer;
+    if (t === null) return;
+    conn.flushTimer = null;
+    if ("hasRef" in t && "refresh" in t) clearTimeout(t as NodeJS.Timeout); else clearImmediate(t as NodeJS.Immediate);
   }
 
   private onConnected(conn: Connection): void {
@@ -139,6 +176,9 @@ export class RedisClusterClient {
   private fail(conn: Connection): void {
     if (this.conn === conn) this.conn = null;
     this.disarmTimer(conn);
+    this.clearFlushTimer(conn);
+    conn.outbox = [];
+    conn.outboxBytes = 0;
     conn.ready = false;
     conn.socket.destroy();
     const pending = conn.pending;

@@ -9,25 +9,32 @@ import type { AddressInfo } from "node:net";
 import { PluginHost } from "../abi/plugin-host.js";
 import type { LogRecord } from "../abi/logs.js";
 import type { WasmVm } from "../abi/vm.js";
-import { matchRoute, type GatewayConfig } from "./config.js";
+import { matchRoute, type GatewayConfig, type PluginConfig } from "./config.js";
 import { GatewayBackend } from "./gateway-backend.js";
 import { HealthChecker } from "./health.js";
 import { LocalLoadBalancer } from "./local-lb.js";
 import { ProxyStream, type ProxyContext } from "./proxy-stream.js";
 import { GatewayStats } from "./stats.js";
 import { createAdminServer } from "./admin.js";
+import { HIGRESS_PROFILE, type EnvoyProfile } from "../abi/envoy-profile.js";
 
 export interface GatewayOptions {
   /** Envoy healthy_panic_threshold in percent; Istio/Higress disable panic mode (0, the default). */
   panicThresholdPercent?: number;
   failOpen?: boolean;
-  bufferLimitBytes?: number;
+  /** Envoy behaviour where versions/listeners differ (default: Higress 2.2 on HTTP/1, envoy-profile.ts). */
+  profile?: Partial<EnvoyProfile>;
   pluginName?: string;
   /** Seed for the local load balancers (reproducible runs). */
   lbSeed?: number;
   debugUpstreamHeader?: boolean;
   /** Live echo of plugin logs (the CLI prints them). */
   logEcho?: (r: LogRecord) => void;
+  /**
+   * More Wasm plugins on the same Envoy (Higress: other WasmPlugins), each running instead of the
+   * main plugin on the routes it names. They share the workers and so the Redis clients.
+   */
+  extraPlugins?: Array<{ plugin: PluginConfig; routes: string[]; pluginName?: string }>;
 }
 
 export interface Gateway {
@@ -36,7 +43,11 @@ export interface Gateway {
   stats: GatewayStats;
   vms: WasmVm[];
   plugin: PluginHost | null;
+  /** The extra plugins, in GatewayOptions.extraPlugins order. */
+  extraPlugins: PluginHost[];
   health: Map<string, HealthChecker>;
+  /** The shared Redis clients (one per worker and Redis cluster). */
+  backend: GatewayBackend;
   close(): Promise<void>;
 }
 
@@ -62,28 +73,37 @@ export async function startGateway(cfg: GatewayConfig, opts: GatewayOptions = {}
   for (const h of health.values()) h.start();
   await Promise.all([...health.values()].map((h) => h.checkNow()));
   const panicThresholdPercent = opts.panicThresholdPercent ?? 0;
-  const backend = new GatewayBackend(cfg, health, balancers, agent, panicThresholdPercent);
+  const profile: EnvoyProfile = { ...HIGRESS_PROFILE, ...opts.profile };
+  const backend = new GatewayBackend(cfg, health, balancers, agent, panicThresholdPercent, profile);
   const stats = new GatewayStats();
   let plugin: PluginHost | null = null;
+  const extraPlugins: PluginHost[] = [];
+  const load = (p: PluginConfig, pluginName: string) => PluginHost.load(p.wasm, backend, {
+    workers: cfg.workers,
+    rootId: p.root_id,
+    vmConfiguration: p.vm_config,
+    configuration: p.configuration,
+    logLevel: p.log_level,
+    pluginName,
+    failOpen: opts.failOpen ?? false,
+    profile,
+    logEcho: opts.logEcho ?? null,
+  });
   try {
-    plugin = cfg.plugin === null ? null : await PluginHost.load(cfg.plugin.wasm, backend, {
-      workers: cfg.workers,
-      rootId: cfg.plugin.root_id,
-      vmConfiguration: cfg.plugin.vm_config,
-      configuration: cfg.plugin.configuration,
-      logLevel: cfg.plugin.log_level,
-      pluginName: opts.pluginName ?? "llm-lb",
-      failOpen: opts.failOpen ?? false,
-      bufferLimitBytes: opts.bufferLimitBytes ?? 1024 * 1024,
-      logEcho: opts.logEcho ?? null,
-    });
+    plugin = cfg.plugin === null ? null : await load(cfg.plugin, opts.pluginName ?? "llm-lb");
+    for (const [i, extra] of (opts.extraPlugins ?? []).entries()) extraPlugins.push(await load(extra.plugin, extra.pluginName ?? `extra-${i}`));
   } catch (e) {
     for (const h of health.values()) h.stop();
     backend.close();
     agent.destroy();
     throw e;
   }
-  const ctx: ProxyContext = { backend, plugin, stats, balancers, agent, panicThresholdPercent, debugUpstreamHeader: opts.debugUpstreamHeader ?? false };
+  const byRoute = new Map<string, PluginHost>();
+  (opts.extraPlugins ?? []).forEach((extra, i) => { for (const r of extra.routes) byRoute.set(r, extraPlugins[i]); });
+  const ctx: ProxyContext = {
+    backend, stats, balancers, agent, panicThresholdPercent, debugUpstreamHeader: opts.debugUpstreamHeader ?? false,
+    pluginFor: (route) => (route.plugin ? byRoute.get(route.name) ?? plugin : null),
+  };
   const server = http.createServer((req, res) => {
     const route = matchRoute(cfg, req.headers.host ?? "", req.url ?? "/");
     if (!route) {
@@ -100,6 +120,7 @@ export async function startGateway(cfg: GatewayConfig, opts: GatewayOptions = {}
   const close = async () => {
     for (const h of health.values()) h.stop();
     plugin?.shutdown();
+    for (const p of extraPlugins) p.shutdown();
     backend.close();
     server.closeAllConnections();
     admin?.closeAllConnections();
@@ -109,5 +130,5 @@ export async function startGateway(cfg: GatewayConfig, opts: GatewayOptions = {}
     ]);
     agent.destroy();
   };
-  return { url, adminUrl, stats, vms: plugin?.vms ?? [], plugin, health, close };
+  return { url, adminUrl, stats, vms: plugin?.vms ?? [], plugin, extraPlugins, health, backend, close };
 }

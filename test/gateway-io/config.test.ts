@@ -1,4 +1,5 @@
 // Gateway YAML: defaults, key-naming validation errors, plugin configuration, route matching.
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -85,7 +86,7 @@ describe("parseGatewayConfig", () => {
       name: "up", type: "static", lb_policy: "round_robin", connect_timeout_ms: 5000, endpoints: ["10.0.0.1:80"], health_check: null,
     });
     const withRoute = parseGatewayConfig(`${MINIMAL}\nroutes: [{ cluster: up }]\n`, "/x");
-    expect(withRoute.routes[0]).toEqual({ name: "route-0", match: { prefix: "/", domains: ["*"] }, cluster: "up",
+    expect(withRoute.routes[0]).toEqual({ name: "", match: { prefix: "/", domains: ["*"] }, cluster: "up",
       cluster_header: null, cluster_not_found_response_code: 503, timeout_ms: 15000, plugin: true });
     const withHc = parseGatewayConfig(MINIMAL.replace('["10.0.0.1:80"]', '["10.0.0.1:80"]\n    health_check: {}'), "/x");
     expect(withHc.clusters[0]!.health_check).toEqual({ path: "/metrics", interval_ms: 1000, timeout_ms: 500, unhealthy_threshold: 2, healthy_threshold: 1 });
@@ -108,7 +109,7 @@ describe("parseGatewayConfig", () => {
     ["a duplicate cluster", `${MINIMAL}  - name: up\n    endpoints: ["10.0.0.2:80"]\n`, "clusters[1].name: expected a unique cluster name, got 'up'"],
     ["a route to an unknown cluster", `${MINIMAL}routes: [{ cluster: nope }]\n`, "routes[0].cluster: expected the name of a static cluster, got 'nope'"],
     ["a route without cluster", `${MINIMAL}routes: [{ name: r }]\n`, "routes[0].cluster: expected a string"],
-    ["a plugin configuration that is not JSON", `${MINIMAL}plugin: { wasm: p.wasm, configuration: "{oops" }\n`, "plugin.configuration: expected a JSON document, got '{oops'"],
+    ["a plugin configuration that is not JSON", `${MINIMAL}plugin: { wasm: p.wasm, configuration: "{oops" }\n`, "plugin.configuration: expected a JSON document, got invalid JSON (at character 1); its text is not shown"],
     ["a plugin without wasm", `${MINIMAL}plugin: { root_id: x }\n`, "plugin.wasm: expected a string"],
     ["missing clusters", "listener: { port: 1 }\n", "gateway config.clusters: expected a list"],
     ["a bad workers count", `${MINIMAL}workers: 0\n`, "gateway config.workers: expected an integer in [1, 64], got 0"],
@@ -128,6 +129,28 @@ describe("parseGatewayConfig", () => {
   it("rejects a redis cluster as a route target", () => {
     const text = `clusters: [{ name: r, type: redis, endpoints: ["127.0.0.1:6379"] }]\nroutes: [{ cluster: r }]\n`;
     expect(() => parseGatewayConfig(text, "/x")).toThrow("routes[0].cluster: expected the name of a static cluster, got 'r'");
+  });
+});
+
+describe("errors never print the plugin configuration", () => {
+  const base = `clusters:\n  - name: a\n    endpoints: ["127.0.0.1:1"]\nplugin:\n  wasm: x.wasm\n`;
+  it("invalid JSON in plugin.configuration: the position, not the text", () => {
+    const text = base + `  configuration: '{"lb_config": {"password": "s3cr3t-pw"},}'\n`;
+    expect(() => parseGatewayConfig(text, "/tmp")).toThrow(/^plugin\.configuration: expected a JSON document, got invalid JSON/);
+    expect(() => parseGatewayConfig(text, "/tmp")).not.toThrow(/s3cr3t/);
+  });
+  it("invalid YAML: the line and column, not the yaml library's excerpt", () => {
+    const text = base + `  configuration:\n    lb_config:\n      password: s3cr3t-pw\n     bad: 1\n`;
+    expect(() => parseGatewayConfig(text, "/tmp")).toThrow(/^gateway config: invalid YAML: [A-Z_]+ at line 9, column \d+; the file's text is not shown$/);
+  });
+  it("the gateway CLI exits 1 naming the problem, without the password", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gw-cli-"));
+    const file = path.join(dir, "gateway.yaml");
+    fs.writeFileSync(file, base + `  configuration: '{"lb_config": {"password": "s3cr3t-pw"},}'\n`);
+    const r = spawnSync(process.execPath, ["--import", "tsx", "host-test/cli/gateway.ts", "--config", file], { encoding: "utf8" });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain("plugin.configuration: expected a JSON document");
+    expect(r.stderr + r.stdout).not.toContain("s3cr3t");
   });
 });
 

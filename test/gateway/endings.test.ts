@@ -1,4 +1,4 @@
-// Every way a stream can end through the gateway fires proxy_on_done/log/delete exactly once,
+// Every way a stream can end through the gateway fires proxy_on_log/done/delete exactly once (in that order),
 // with Envoy's answers and response flags (host-test/gateway/proxy-stream.ts cites them), and an
 // SSE response reaches the client chunk by chunk.
 import http from "node:http";
@@ -64,14 +64,14 @@ afterAll(async () => {
 async function endedOnce(kind: string, before: number): Promise<StreamRef> {
   await waitFor(() => (gw.stats.endings.get(kind) ?? 0) > before, 5000, `ending ${kind}`);
   const ref = lastStream(gw);
-  expect(endCallbacks(gw, ref)).toEqual(["done", "log", "delete"]);
+  expect(endCallbacks(gw, ref)).toEqual(["log", "done", "delete"]);
   return ref;
 }
 const logLine = (ref: StreamRef) => messages(gw, ref.vm).find((m) => m.startsWith(`log ctx=${ref.ctx} `)) ?? "";
 const count = (kind: string) => gw.stats.endings.get(kind) ?? 0;
 
 describe("gateway endings", () => {
-  it("normal: proxied through the filter, done/log/delete once", async () => {
+  it("normal: proxied through the filter, log/done/delete once", async () => {
     const before = count("complete");
     const r = await request(gw.url, { method: "POST", path: "/v1/chat", body: "hello", headers: { "content-type": "text/plain" } });
     expect(r.status).toBe(200);

@@ -1,5 +1,6 @@
-// Stream endings and VM failure. proxy_on_done, proxy_on_log, proxy_on_delete fire exactly once
-// per stream whatever the ending (higress-abi.md "End of stream"; cpp-host onDone/onLog/onDelete).
+// Stream endings and VM failure. proxy_on_log, proxy_on_done, proxy_on_delete fire exactly once
+// per stream whatever the ending, in that order on HTTP/1 and HTTP/2 (envoy
+// ConnectionManagerImpl::doDeferredStreamDestroy logs before destroyFilters; audit row 2).
 // A trap or proc_exit fails the VM; later calls are refused and streams fail closed with 503
 // "wasm_fail_stream" (Envoy failStream) unless fail_open.
 import { beforeAll, describe, expect, it } from "vitest";
@@ -13,14 +14,14 @@ const endLogs = (h: TestHost, ctx: number) =>
   h.logMessages().filter((m) => /^(done|log|delete) ctx=/.test(m) && m.includes(`ctx=${ctx}`)).map((m) => m.split(" ")[0]);
 
 describe("stream endings", () => {
-  it("normal completion: done, log, delete once, in that order", async () => {
+  it("normal completion: log, done, delete once, in that order", async () => {
     const h = await TestHost.create({ wasm: g100, clusters });
     const s = h.stream();
     s.sendRequestHeaders(true);
     s.sendResponseHeaders({ ":status": "200" }, true);
     s.complete();
     s.complete();
-    expect(endLogs(h, s.contextId)).toEqual(["done", "log", "delete"]);
+    expect(endLogs(h, s.contextId)).toEqual(["log", "done", "delete"]);
     expect(h.logMessages()).toContain(`log ctx=${s.contextId} code=200 flags=0 details= upstream=10.0.0.1:8000`);
   });
 
@@ -30,7 +31,7 @@ describe("stream endings", () => {
     s.sendRequestHeaders(false);
     s.abort();
     s.complete();
-    expect(endLogs(h, s.contextId)).toEqual(["done", "log", "delete"]);
+    expect(endLogs(h, s.contextId)).toEqual(["log", "done", "delete"]);
     expect(h.logMessages().find((m) => m.startsWith(`log ctx=${s.contextId}`))).toContain("flags=16384");
     expect(s.ended).toBe("client_abort");
   });
@@ -40,7 +41,7 @@ describe("stream endings", () => {
     const s = h.stream({ headers: { "x-headers-action": "local" } });
     s.sendRequestHeaders(true);
     s.complete();
-    expect(endLogs(h, s.contextId)).toEqual(["done", "log", "delete"]);
+    expect(endLogs(h, s.contextId)).toEqual(["log", "done", "delete"]);
     expect(h.logMessages()).toContain(`log ctx=${s.contextId} code=403 flags=0 details=test_403 upstream=`);
     expect(s.ended).toBe("local_reply");
   });
@@ -52,13 +53,13 @@ describe("stream endings", () => {
     expect(h.logMessages()).toContain("close status=0");
     expect(s.resetReason).toBe("close_stream");
     s.stream.finish("filter_reset");
-    expect(endLogs(h, s.contextId)).toEqual(["done", "log", "delete"]);
+    expect(endLogs(h, s.contextId)).toEqual(["log", "done", "delete"]);
   });
 });
 
 describe("VM failure", () => {
-  it("proc_exit fails the VM: this stream gets 503 wasm_fail_stream and later calls are refused", async () => {
-    const h = await TestHost.create({ wasm: g100, clusters });
+  it("proc_exit fails the VM: this stream gets 503 wasm_fail_stream and, without recovery, later calls are refused", async () => {
+    const h = await TestHost.create({ wasm: g100, clusters, profile: { vmRecoveryIntervalMs: 0 } });
     const s = h.stream({ headers: { "x-headers-action": "exit" } });
     s.sendRequestHeaders(true);
     expect(h.vms[0].failed).toBe(true);

@@ -60,6 +60,11 @@ describe("plugin start", () => {
     const h = await TestHost.create({ wasm: higress, configuration: "redis=outbound|6379||redis.static" });
     expect(h.logMessages()).toContain("redis_init status=0");
   });
+
+  it("a Higress host before proxy-wasm-cpp-host 27df305 (Higress < 2.1.4) refuses a module importing the upstream calls", async () => {
+    await expect(TestHost.create({ wasm: higress, profile: { higressHost: "7850d17" } })).rejects.toThrow(
+      /unknown import\(s\) env\.proxy_get_upstream_hosts \(function\), env\.proxy_set_upstream_override_host \(function\)/);
+  });
 });
 
 describe("import table", () => {

@@ -61,7 +61,7 @@ describe("recorded redis calls", () => {
     expect(h.logMessages().find((m) => m.startsWith("redis_reply"))).toMatch(/status=1/);
   });
 
-  it("a cluster this VM never initialised is refused (BadArgument) and no call is made", async () => {
+  it("a cluster nobody initialised (no such Redis cluster) is refused (BadArgument) and no call is made", async () => {
     const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
     const s = h.stream({ headers: { "x-redis-cmd": "GET k", "x-redis-cluster": "outbound|6380||other" } });
     s.sendRequestHeaders(true);
@@ -70,7 +70,7 @@ describe("recorded redis calls", () => {
     expect(s.forwarded?.ended).toBe(true);
   });
 
-  it("redis_init is per VM: each worker VM initialises its own client", async () => {
+  it("redis_init is per worker: each worker has its own client for the cluster", async () => {
     const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, workers: 2 });
     expect([...h.backend.redisInits.keys()].sort()).toEqual([`0|${RC}`, `1|${RC}`]);
   });

@@ -6,6 +6,7 @@ import { TestHost, WasmResult } from "../../host-test/facade/index.js";
 import { MetricsRegistry } from "../../host-test/abi/metrics.js";
 import { SharedData, SharedQueues } from "../../host-test/abi/shared-data.js";
 import { buildGuest } from "./guests/build.js";
+import { freePort } from "../helpers/ports.js";
 
 let g: string;
 beforeAll(async () => { g = await buildGuest("scripted-100"); });
@@ -88,13 +89,22 @@ describe("ticks, logs, http calls", () => {
     expect(s.forwarded?.ended).toBe(true);
   });
 
-  it("http_call to an unknown cluster is BadArgument; a timeout answers with 0 headers", async () => {
+  it("http_call to an unknown cluster is BadArgument; a timeout is the router's 504 local reply (audit row 10)", async () => {
     const h1 = await TestHost.create({ wasm: g, configuration: "http=nope", clusters });
     h1.stream({ headers: { "x-headers-action": "http" } }).sendRequestHeaders(true);
     expect(h1.logMessages().find((m) => m.startsWith("http_call"))).toMatch(/status=2/);
     const h2 = await TestHost.create({ wasm: g, configuration: "http=lookup", clusters });
     h2.stream({ headers: { "x-headers-action": "http" } }).sendRequestHeaders(true);
     h2.advance(1000);
-    expect(h2.logMessages().find((m) => m.startsWith("http_response"))).toMatch(/headers=0 status= body=$/);
+    expect(h2.logMessages().find((m) => m.startsWith("http_response"))).toMatch(/headers=3 status=504 body=upstream request timeout$/);
+  });
+
+  it("a real http_call to a closed port is the router's 503 connect-failure reply, with :status and body", async () => {
+    const port = await freePort();
+    const h = await TestHost.create({ wasm: g, configuration: "http=lookup", http: "real", clusters: { ...clusters, lookup: [{ address: `127.0.0.1:${port}` }] } });
+    h.stream({ headers: { "x-headers-action": "http" } }).sendRequestHeaders(true);
+    await h.calloutsIdle();
+    expect(h.logMessages().find((m) => m.startsWith("http_response"))).toMatch(
+      /headers=3 status=503 body=upstream connect error or disconnect\/reset before headers. reset reason: connection failure$/);
   });
 });

@@ -2,12 +2,14 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
 import { bundleLuaScripts, LUA_ENTRY_SCRIPTS } from "../../scripts/lua-bundle.mjs";
 import { Pool, SCRIPTS, hostList } from "./pool.js";
+
+const LUA_DIR = join(process.cwd(), "lua");
 
 const suite = useRedisSuite();
 let server: RedisFixture;
@@ -15,13 +17,24 @@ let redis: Redis;
 beforeAll(() => { ({ server, redis } = suite); });
 
 describe("bundleLuaScripts", () => {
-  it("bundles every entry script as lib.lua + newline + entry", () => {
+  it("bundles every entry script as the lib.lua definitions it uses + newline + entry", () => {
     expect(Object.keys(SCRIPTS).sort()).toEqual([...LUA_ENTRY_SCRIPTS].sort());
-    const libText = SCRIPTS.acquire.text.slice(0, SCRIPTS.acquire.text.indexOf("\n-- acquire.lua"));
+    const lib = readFileSync(join(LUA_DIR, "lib.lua"), "utf8");
     for (const name of LUA_ENTRY_SCRIPTS) {
-      expect(SCRIPTS[name].text.startsWith(libText + "\n-- " + name + ".lua")).toBe(true);
-      expect(SCRIPTS[name].sha1).toBe(createHash("sha1").update(SCRIPTS[name].text).digest("hex"));
+      const entry = readFileSync(join(LUA_DIR, `${name}.lua`), "utf8");
+      const text = SCRIPTS[name].text;
+      expect(text.endsWith("\n" + entry)).toBe(true);
+      expect(SCRIPTS[name].sha1).toBe(createHash("sha1").update(text).digest("hex"));
+      // Every kept line comes from lib.lua, in lib.lua's order.
+      const kept = text.slice(0, text.length - entry.length - 1).split("\n").filter((l) => l.trim() !== "");
+      let at = 0;
+      for (const line of kept) { at = lib.indexOf(line, at); expect(at, line).toBeGreaterThanOrEqual(0); }
     }
+    // Only what an entry reaches is kept: inspect.lua uses fail() and the host cap, not the pick.
+    expect(SCRIPTS.inspect.text).toContain("local function fail(");
+    expect(SCRIPTS.inspect.text).not.toContain("pick_least_loaded");
+    expect(SCRIPTS.acquire.text).toContain("local function pick_least_loaded(");
+    expect(SCRIPTS.acquire.text).not.toContain("local function collect_dead(");
   });
 
   it("gives the SHA-1 that SCRIPT LOAD returns, for every script", async () => {

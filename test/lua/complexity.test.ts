@@ -8,9 +8,10 @@ import { Pool, hostList, seededRandom } from "./pool.js";
 
 // Commands that cost O(1) or O(log N) per call (ZRANGE / ZRANGEBYSCORE are checked for bounded
 // ranges separately). Anything else (SMEMBERS, HGETALL, ZSCAN, KEYS...) is a failure.
-const BOUNDED = new Set(["TIME", "HGET", "HSET", "HDEL", "HEXISTS", "ZSCORE", "ZADD", "ZINCRBY", "ZREM", "ZCOUNT",
-  "SISMEMBER", "PTTL", "PEXPIRE", "ZRANGE", "ZRANGEBYSCORE"]);
-const MAX_RANGE = 32; // acquire's reconcile batch; scan windows are 16
+const BOUNDED = new Set(["TIME", "HGET", "HSET", "HSETNX", "HINCRBY", "HDEL", "HEXISTS", "EXISTS", "ZSCORE", "ZADD",
+  "ZINCRBY", "ZREM", "ZCOUNT", "SISMEMBER", "PTTL", "PEXPIRE", "ZRANGE", "ZRANGEBYSCORE"]);
+const MAX_RANGE = 32; // ZRANGE windows (the scan reads 16 at a time)
+const MAX_SETTLE = 1024; // due bucket entries an acquire settles, at most
 
 let server: RedisFixture;
 let redis: Redis;
@@ -55,7 +56,7 @@ function expectBounded(commands: string[][]): void {
     if (cmd === "ZRANGEBYSCORE") {
       const limit = args.findIndex((a) => a.toUpperCase() === "LIMIT");
       expect(limit, `ZRANGEBYSCORE without LIMIT: ${args.join(" ")}`).toBeGreaterThan(0);
-      expect(Number(args[limit + 2])).toBeLessThanOrEqual(MAX_RANGE);
+      expect(Number(args[limit + 2])).toBeLessThanOrEqual(MAX_SETTLE);
     }
   }
 }
@@ -78,10 +79,12 @@ describe("bounded work per call", () => {
       const commands = await scriptCommands(`probe${size}`, () => pool.acquire({ leaseId: `probe${size}`, rnd: 12345 }));
       expectBounded(commands);
       expect(commands.filter(([c]) => c.toUpperCase() === "ZINCRBY")).toHaveLength(1); // it did acquire
-      counts.push(commands.length);
+      // A host's first lease in a 250 ms bucket indexes the bucket and checks the pool's TTL.
+      const newBucket = commands.some(([c, , , m]) => c.toUpperCase() === "ZADD" && m?.startsWith("@"));
+      expect(commands.length - (newBucket ? 2 : 0)).toBeLessThanOrEqual(10);
+      counts.push(commands.length - (newBucket ? 2 : 0));
     }
     expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1); // one optional rank lookup
-    expect(Math.max(...counts)).toBeLessThanOrEqual(24);
   });
 
   it("release, renew and reconcile stay bounded at 1000 hosts", async () => {

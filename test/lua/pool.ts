@@ -4,8 +4,9 @@
 import type { Redis } from "ioredis";
 import { bundleLuaScripts } from "../../scripts/lua-bundle.mjs";
 
-export const SCRIPTS = bundleLuaScripts();
-export type ScriptName = "acquire" | "release" | "renew" | "reconcile" | "inspect" | "prefix_write";
+// LLMLB_LUA_DIR: another lua/ directory (bench/lua-pick.ts measures an earlier commit's scripts with it).
+export const SCRIPTS = bundleLuaScripts(process.env.LLMLB_LUA_DIR || undefined);
+export type ScriptName = "acquire" | "release" | "renew" | "reconcile" | "inspect" | "prefix_write" | "charge" | "prefix";
 
 /** EVALSHA, falling back to EVAL when the server does not know the script yet. */
 export async function runScript(redis: Redis, name: ScriptName, keys: string[], args: Array<string | number>): Promise<unknown> {
@@ -29,10 +30,14 @@ export interface AcquireOptions {
   fp?: string;
   /** Sent as the candidate list (n > 0); omitted = n = 0 ("the set for fp exists"). */
   hosts?: string[];
+  /** Absolute deadline in Redis's clock (ms); omitted = none. */
+  deadlineMs?: number;
+  /** Higress's counter hash (compat mode): passed as the last key, with compat = 1. */
+  compatKey?: string;
 }
 
 export interface AcquireResult {
-  status: "OK" | "SHED" | "NEED_CANDIDATES" | "NO_CANDIDATE";
+  status: "OK" | "SHED" | "NEED_CANDIDATES" | "NO_CANDIDATE" | "LATE" | "RELEASED";
   host?: string;
   load?: number;
 }
@@ -41,6 +46,15 @@ export interface ReleaseOptions {
   penaltyCost?: number;
   penaltyTtlMs?: number;
   poolTtlMs?: number;
+  tombstoneMs?: number;
+  compatKey?: string;
+}
+
+/** Trailing optional arguments (deadline_ms, compat) and the key list with Higress's counter last. */
+function withOptions(keys: string[], args: Array<string | number>, first: number | undefined, compatKey: string | undefined) {
+  if (compatKey !== undefined) return { keys: [...keys, compatKey], args: [...args, first ?? 0, 1] };
+  if (first !== undefined) return { keys, args: [...args, first] };
+  return { keys, args };
 }
 
 let poolCounter = 0;
@@ -67,12 +81,15 @@ export class Pool {
 
   async acquire(o: AcquireOptions): Promise<AcquireResult> {
     const hosts = o.hosts ?? [];
-    const reply = (await runScript(this.redis, "acquire", this.keys(o.fp), [
+    const call = withOptions(this.keys(o.fp), [
       o.leaseId, o.cost ?? 1, o.leaseTtlMs ?? 60_000, o.candTtlMs ?? 60_000, o.limit ?? 0,
       o.rnd ?? 0, o.hostStaleMs ?? 600_000, hosts.length, ...hosts,
-    ])) as string[];
-    const [status, host, load] = reply;
-    return { status: status as AcquireResult["status"], host, load: load === undefined ? undefined : Number(load) };
+    ], o.deadlineMs, o.compatKey);
+    const reply = (await runScript(this.redis, "acquire", call.keys, call.args)) as string[];
+    const [status, a, b] = reply;
+    // LATE carries Redis's time where the others carry host, load.
+    if (status === "LATE") return { status, host: undefined, load: Number(a) };
+    return { status: status as AcquireResult["status"], host: a, load: b === undefined ? undefined : Number(b) };
   }
 
   /** The plugin's flow: n = 0 first, the candidate list only when the script asks for it. */
@@ -83,17 +100,21 @@ export class Pool {
   }
 
   async release(leaseId: string, o: ReleaseOptions = {}): Promise<number> {
-    return (await runScript(this.redis, "release", this.keys(), [
-      leaseId, o.penaltyCost ?? 0, o.penaltyTtlMs ?? 0, o.poolTtlMs ?? 1_200_000,
-    ])) as number;
+    const call = withOptions(this.keys(), [leaseId, o.penaltyCost ?? 0, o.penaltyTtlMs ?? 0, o.poolTtlMs ?? 1_200_000],
+      o.tombstoneMs, o.compatKey);
+    return (await runScript(this.redis, "release", call.keys, call.args)) as number;
   }
 
   async renew(leaseTtlMs: number, leaseIds: string[]): Promise<number> {
     return (await runScript(this.redis, "renew", this.keys(), [leaseTtlMs, ...leaseIds])) as number;
   }
 
-  async reconcile(max = 100): Promise<number> {
-    return (await runScript(this.redis, "reconcile", this.keys(), [max])) as number;
+  /** The healer: {settled bucket entries, removed lease records, more (0 | 1)}. */
+  async reconcile(max = 100, compatKey?: string): Promise<{ settled: number; removed: number; more: number }> {
+    const keys = compatKey === undefined ? this.keys() : [...this.keys(), compatKey];
+    const args = compatKey === undefined ? [max] : [max, 1];
+    const [settled, removed, more] = (await runScript(this.redis, "reconcile", keys, args)) as number[];
+    return { settled, removed, more };
   }
 
   async inspect(hosts: string[]): Promise<string[]> {
@@ -108,8 +129,14 @@ export class Pool {
     return out;
   }
 
+  /** Lease ids in the leases ZSET (bucket aggregates, "@...", left out). */
   async leaseIds(): Promise<string[]> {
-    return (await this.redis.zrange(this.leasesKey, 0, -1)).sort();
+    return (await this.redis.zrange(this.leasesKey, 0, -1)).filter((m) => !m.startsWith("@")).sort();
+  }
+
+  /** Sum of the loads of every host. */
+  async totalLoad(): Promise<number> {
+    return [...(await this.loads()).values()].reduce((a, b) => a + b, 0);
   }
 
   /** Every key of the pool (SCAN on the hash tag). */

@@ -12,8 +12,9 @@ let server: RedisFixture;
 let redis: Redis;
 beforeAll(() => { ({ server, redis } = suite); });
 
-const A = "outbound|80||svc-a.static";
-const B = "outbound|80||svc-b.static";
+// Pool members are the plugin's tokens for services (cluster names hold '|', which hosts may not).
+const A = "svc-0123456789abcdef";
+const B = "svc-fedcba9876543210";
 
 interface ScoreOptions { leaseId: string; scored: Array<[string, number]>; hosts?: string[]; limit?: number; rnd?: number }
 

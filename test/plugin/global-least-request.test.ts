@@ -1,10 +1,12 @@
 // global_least_request through the host facade with a real Redis: atomic shared picks, release on
-// every ending, leases that heal, shedding with priorities, fail-fast penalties, Redis outages.
+// every ending, leases that heal (the healer, given-up acquires), shedding with priorities,
+// fail-fast penalties, Redis outages and the recovery probe, Higress's counter in compat mode.
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
 import { CLUSTER, advanceWithIo, glrConfig, host, hosts, postChat } from "./harness.js";
 import type { TestHost } from "../../host-test/facade/index.js";
+import { Pool, hostList } from "../lua/pool.js";
 
 const NS = `{llmlb:llm:${CLUSTER}}`;
 let redis: RedisFixture;
@@ -31,7 +33,7 @@ describe("picking", () => {
     for (let i = 0; i < 12; i++) {
       const r = postChat(h, undefined, {}, i % 2);
       expect(r.headerAction).toBe(1); // StopIteration: headers held for the body
-      expect(r.bodyAction).toBe(1); // StopIterationAndBuffer while Redis answers
+      expect(r.bodyAction).toBe(2); // StopIterationAndWatermark while Redis answers (never Buffer: no 413)
       await h.redisIdle();
       streams.push(r.s);
     }
@@ -126,7 +128,7 @@ describe("release on every ending", () => {
       await h.redisIdle();
       expect(n.forwarded!.upstream.address).not.toBe(bad);
     }
-    await sleep(1100);
+    await sleep(1100 + 250); // + the 250 ms expiry bucket a lease's cost leaves with (lua/README.md)
     await advanceWithIo(h, 6000); // ticks: reconcile settles the expired penalty
     expect((await loads())[bad]).toBe(0);
   });
@@ -140,7 +142,7 @@ describe("leases", () => {
     await crashed.redisIdle();
     crashed.close(); // no release ever comes
     expect(sum(await loads())).toBe(2);
-    await sleep(2100);
+    await sleep(2100 + 250); // + the 250 ms expiry bucket a lease's cost leaves with (lua/README.md)
     h = await host({ configuration: glrConfig({ leaseTTL: 2 }), redis: { url: redis.url } });
     const { s } = postChat(h); // any acquire settles expired leases first
     await h.redisIdle();
@@ -235,8 +237,27 @@ describe("Redis unavailable", () => {
     expect(h.metric("llmlb_picks_local_fallback_total")).toBe(3);
     h.advance(5001);
     const probe = postChat(h).s;
-    expect(h.redisCalls.length).toBe(1); // half-open probe
+    // The half-open probe (the tick's TIME probes may be in flight too: they do not count).
+    expect(h.redisCalls.filter((c) => c.text.includes("EVALSHA")).length).toBe(1);
     expect(probe.forwarded).toBeNull(); // held while Redis answers
+  });
+
+  it("the tick's TIME probe closes the breaker as soon as Redis answers, whatever the backoff", async () => {
+    h = await host({ configuration: glrConfig({ breakerFailures: 1, breakerOpenSeconds: 60 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    postChat(h);
+    h.redisCalls[0].fail(); // breaker open for 60 s
+    expect(postChat(h).s.forwarded!.upstream.via).toBe("override"); // local fallback, no call
+    expect(h.redisCalls.length).toBe(0);
+    h.advance(500); // a tick: the probe goes out past the open breaker
+    const probes = h.redisCalls.filter((c) => c.text.includes("TIME"));
+    expect(probes.length).toBe(1);
+    probes[0].reply("*2\r\n$10\r\n1795000000\r\n$6\r\n250000\r\n");
+    const next = postChat(h).s;
+    expect(next.forwarded).toBeNull(); // routed through Redis again, 59 s before the breaker would have allowed it
+    const acquire = h.redisCalls.filter((c) => c.text.includes("EVALSHA"));
+    expect(acquire.length).toBe(1);
+    // The probe taught the plugin Redis's clock: the acquire carries a deadline in it.
+    expect(acquire[0].text).toMatch(/\r\n1795000\d{6}\r\n$/);
   });
 
   it("a Redis timeout does not fail the request", async () => {
@@ -245,5 +266,67 @@ describe("Redis unavailable", () => {
     expect(s.forwarded).toBeNull();
     h.advance(101); // the host's call timeout -> NetworkError
     expect(s.forwarded).not.toBeNull();
+  });
+});
+
+// Issue 11 items 1 and 2, issue 12's migration: the healer runs every tick and repeats while a
+// backlog remains; an acquire without reply is released with a tombstone once Redis answers again;
+// `compat: true` keeps Higress's counter hash.
+describe("healer", () => {
+  it("a backlog of 3,000 dead leases on 3 hosts is settled by ticks alone, in bounded calls", { timeout: 30_000 }, async () => {
+    // A dead gateway's leases, written straight through the scripts (same pool as the plugin's).
+    const pool = new Pool(client, "llm", CLUSTER);
+    const addrs = hosts(3).map((x) => x.address);
+    await pool.acquire({ leaseId: "dead-0", hosts: addrs, leaseTtlMs: 4_000, hostStaleMs: 3_600_000 });
+    const taken = await Promise.all(Array.from({ length: 2_999 }, (_, i) => pool.acquire({ leaseId: `dead-${i + 1}`, leaseTtlMs: 4_000, rnd: i, hostStaleMs: 3_600_000 })));
+    expect(taken.filter((r) => r.status !== "OK")).toEqual([]);
+    const lastTaken = Date.now();
+    expect(sum(await loads())).toBe(3_000);
+    h = await host({ configuration: glrConfig({ leaseTTL: 2 }), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(3) } });
+    const first = postChat(h).s; // the VM learns the pool (before the dead leases expire)
+    await h.redisIdle();
+    first.sendResponseHeaders({ ":status": "200" }, true);
+    first.complete();
+    await h.redisIdle();
+    expect(sum(await loads())).toBe(3_000);
+    await new Promise((r) => setTimeout(r, lastTaken + 4_300 - Date.now()));
+    await advanceWithIo(h, 1000); // one tick: the healer runs (and repeats while more = 1)
+    expect(sum(await loads())).toBe(0);
+    await advanceWithIo(h, 2000);
+    expect((await pool.leaseIds()).length).toBe(0); // the records are collected too
+  });
+});
+
+describe("acquires without a reply", () => {
+  it("are released with a tombstone once Redis answers again, so a late run writes nothing", async () => {
+    h = await host({ configuration: glrConfig({ breakerFailures: 1, breakerOpenSeconds: 60 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    const { s } = postChat(h);
+    const acquire = h.redisCalls[0];
+    const leaseId = /\r\n\$\d+\r\n([^\r]+:[0-9a-z]+)\r\n/.exec(acquire.text.split(NS + ":seen")[1])![1];
+    acquire.fail(); // no reply: the request goes on locally
+    expect(s.forwarded!.upstream.via).toBe("override");
+    h.advance(500); // a tick: only the probe goes out while the breaker is open
+    expect(h.redisCalls.map((c) => c.text.includes("TIME"))).toEqual([true]);
+    h.redisCalls[0].reply("*2\r\n$10\r\n1795000000\r\n$1\r\n0\r\n");
+    h.advance(500); // breaker closed: the given-up id goes out as a release with a tombstone
+    const release = h.redisCalls.find((c) => c.text.includes(leaseId));
+    expect(release).toBeDefined();
+    expect(release!.text).toMatch(new RegExp(`\\r\\n${leaseId.replace(/[:]/g, "\\$&")}\\r\\n\\$1\\r\\n0\\r\\n\\$\\d+\\r\\n\\d+\\r\\n\\$\\d+\\r\\n\\d+\\r\\n\\$5\\r\\n60000\\r\\n$`));
+  });
+});
+
+describe("compat: true (rolling migration from Higress)", () => {
+  it("keeps Higress's counter hash: +1 per pick, -1 at the end of each stream", async () => {
+    h = await host({ configuration: glrConfig({ compat: true }), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(2) } });
+    const key = `higress:global_least_request_table:llm:${CLUSTER}`;
+    const streams = [postChat(h).s, postChat(h).s, postChat(h).s];
+    await h.redisIdle();
+    const counts = await client.hgetall(key);
+    expect(Object.values(counts).map(Number).reduce((a, b) => a + b, 0)).toBe(3);
+    expect(Object.keys(counts).sort()).toEqual(hostList(2).sort());
+    for (const s of streams) { s.sendResponseHeaders({ ":status": "200" }, true); s.complete(); }
+    await h.redisIdle();
+    expect(Object.values(await client.hgetall(key)).map(Number)).toEqual([0, 0]);
+    expect(sum(await loads())).toBe(0);
   });
 });

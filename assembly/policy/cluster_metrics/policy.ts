@@ -22,6 +22,7 @@ import * as host from "../../host/calls";
 import { ServiceBoard } from "./board";
 import { ClusterPort, Placement } from "./port";
 import { writeClusterHeader } from "../cluster_header";
+import { fnv1a64Hex } from "../../util/fnv";
 
 /** One request's part in the statistics. */
 class Flight {
@@ -33,7 +34,7 @@ class Flight {
 class BoardPlacement extends Placement {
   constructor(private p: ClusterMetricsPolicy) { super(); }
   place(r: LbRequest, service: string, startMs: f64, reason: string): void {
-    this.p.place(r, this.p.board.indexOf(service), startMs, reason);
+    this.p.place(r, this.p.tokenIndex(service), startMs, reason);
   }
 }
 
@@ -43,13 +44,19 @@ export function failedStatus(status: i32): bool { return status >= 500 || status
 export class ClusterMetricsPolicy extends Policy {
   readonly board: ServiceBoard;
   private readonly serviceSet: CandidateSet;
+  /** Services as pool members: Envoy cluster names hold '|', which lease hosts may not (lua/lib.lua). */
+  private readonly tokens: string[];
   private flights: Map<usize, Flight> = new Map();
   private placement: BoardPlacement | null = null;
 
   constructor(cfg: LbConfig, services: Services) {
     super(cfg, services);
     this.board = new ServiceBoard(cfg.clusterMetrics);
-    this.serviceSet = makeCandidateSet(cfg.clusterMetrics.services);
+    const names = cfg.clusterMetrics.services;
+    const tokens = new Array<string>();
+    for (let i = 0; i < names.length; i++) tokens.push("svc-" + fnv1a64Hex(names[i]));
+    this.serviceSet = makeCandidateSet(tokens);
+    this.tokens = tokens;
   }
 
   needsBody(): bool { return false; }
@@ -67,7 +74,7 @@ export class ClusterMetricsPolicy extends Policy {
     const local = this.board.lowest(candidates, this.services.rng);
     const args: string[] = [candidates.length.toString()];
     for (let k = 0; k < candidates.length; k++) {
-      args.push(this.board.s.services[candidates[k].index]);
+      args.push(this.tokens[candidates[k].index]);
       args.push(candidates[k].score.toString());
     }
     const port = r.port;
@@ -76,12 +83,15 @@ export class ClusterMetricsPolicy extends Policy {
     r.port = new ClusterPort(port, placement, r, now);
     // fixedHost: when Redis cannot answer, the local AdaptiveScore pick is leased locally (Higress too
     // falls back to its local AdaptiveScore).
-    const v = this.services.accounting.acquire(r, this.serviceSet, new AcquireCall(SCORE_SCRIPT, [], args, "adaptive_score", this.board.s.services[local]));
+    const v = this.services.accounting.acquire(r, this.serviceSet, new AcquireCall(SCORE_SCRIPT, [], args, "adaptive_score", this.tokens[local]));
     if (v == Verdict.Pending) return v;
     r.port = port;
-    if (v == Verdict.Picked) this.place(r, this.board.indexOf(r.pickedHost), now, r.reason);
+    if (v == Verdict.Picked) this.place(r, this.tokenIndex(r.pickedHost), now, r.reason);
     return Verdict.Pass;
   }
+
+  /** The service index of a pool member (-1 if unknown). */
+  tokenIndex(token: string): i32 { return this.tokens.indexOf(token); }
 
   /** Writes the chosen service (also from ClusterPort, on the Redis reply) and counts the request. */
   place(r: LbRequest, i: i32, now: f64, reason: string): void {

@@ -23,8 +23,12 @@ import * as host from "../../host/calls";
 
 const RENEW_BATCH = 256;
 const LEAST_REQUEST_CALL = new AcquireCall(ACQUIRE_SCRIPT, [], [], "least_request");
-const RECONCILE_EVERY_MS: f64 = 5000;
-const RECONCILE_BATCH = "64";
+// The healer (lua/reconcile.lua) runs every tick, again at once while it answers more = 1, at most
+// HEALER_ROUNDS calls per tick per pool: each call is bounded, and every gateway takes its share.
+const RECONCILE_EVERY_MS: f64 = 0;
+const RECONCILE_BATCH = "1000";
+const HEALER_ROUNDS: i32 = 8;
+const GIVEN_UP_PER_TICK: i32 = 64;
 
 /** Status string of a script reply array (first element), "" if not an array. */
 export function replyStatus(reply: RespValue | null): string {
@@ -55,6 +59,18 @@ class AcquireReply extends RedisReplyHandler {
 
   onReply(ok: bool, reply: RespValue | null): void {
     this.acc.onAcquireReply(this, ok, reply);
+  }
+}
+
+/** reconcile.lua's reply {settled, removed, more}: calls again while more = 1 (bounded per tick). */
+class HealerReply extends RedisReplyHandler {
+  constructor(public acc: Accounting, public pool: Pool) { super(); }
+  onReply(ok: bool, reply: RespValue | null): void {
+    if (!ok || reply === null || reply.isError()) {
+      this.acc.stats.redisBackgroundFailures();
+      return;
+    }
+    if (reply.items.length == 3 && reply.items[2].int == 1) this.acc.heal(this.pool, host.nowMillis());
   }
 }
 
@@ -127,8 +143,8 @@ export class Accounting {
 
   private sendAcquire(s: LbRequest, pool: Pool, c: CandidateSet, call: AcquireCall, withList: bool, now: f64): bool {
     if (s.leaseId.length == 0) s.leaseId = this.newLeaseId();
-    const args = pool.acquireArgs(s.leaseId, s.cost, s.limit, <u32>(this.rng.next() >> 33), c, withList, call.extraArgs);
-    const keys = pool.acquireKeys(c).concat(call.extraKeys);
+    const args = pool.acquireTail(pool.acquireArgs(s.leaseId, s.cost, s.limit, <u32>(this.rng.next() >> 33), c, withList, call.extraArgs), now);
+    const keys = pool.withCompatKey(pool.acquireKeys(c).concat(call.extraKeys));
     return pool.redis.evalScript(call.script, keys, args, new AcquireReply(this, s, pool, c, call, withList), now);
   }
 
@@ -150,6 +166,18 @@ export class Accounting {
       // Redis lost (or never had) this candidate set: send it once, same stream.
       r.pool.forgetSync();
       if (this.sendAcquire(s, r.pool, r.c, r.call, true, now)) return;
+    }
+    if (status == "LATE") r.pool.redis.learnClock(replyItem(reply!, 1), now);
+    if (status == "OK" && s.lease !== null) {
+      // The stream moved on already (it has another lease): this reply is unwanted, undo it.
+      this.release(new Lease(s.leaseId, r.pool, replyItem(reply!, 1), s.cost), false);
+      return;
+    }
+    if (!ok && s.leaseId.length > 0) {
+      // No reply (timeout, network): the acquire may have run, or may still run when Redis comes
+      // back. Its id is released with a tombstone once Redis answers again (tick), so it is undone
+      // if it ran and refused if it runs later.
+      r.pool.giveUp(s.leaseId);
     }
     if (status == "OK") {
       if (r.withList) r.pool.markSynced(r.c, now);
@@ -189,14 +217,35 @@ export class Accounting {
     pool.active.delete(lease.id);
     const penalty: i64 = failed ? pool.cfg.failurePenalty : 0;
     const now = host.nowMillis();
-    if (!pool.redis.evalScript(RELEASE_SCRIPT, pool.baseKeys(), pool.releaseArgs(lease.id, penalty), this.background, now)) {
+    if (!pool.redis.evalScript(RELEASE_SCRIPT, pool.lifecycleKeys(), pool.releaseArgs(lease.id, penalty), this.background, now)) {
       // Not sent (Redis down): the lease expires after leaseTTL, which removes its count.
       this.stats.redisBackgroundFailures();
     }
   }
 
-  /** Renew open leases at a third of the TTL; reconcile expired ones every few seconds. */
+  /** Releases ids whose acquire got no reply, leaving tombstones (lua/release.lua); from the tick. */
+  private releaseGivenUp(pool: Pool, now: f64): void {
+    let sent = 0;
+    while (pool.givenUp.length > 0 && sent < GIVEN_UP_PER_TICK && !pool.redis.breaker.isOpen()) {
+      const id = pool.givenUp.shift();
+      pool.redis.evalScript(RELEASE_SCRIPT, pool.lifecycleKeys(), pool.releaseArgs(id, 0, true), this.background, now);
+      sent++;
+    }
+  }
+
+  /** One healer call (lua/reconcile.lua); HealerReply sends the next while a backlog remains. */
+  heal(pool: Pool, now: f64): void {
+    if (pool.healerRounds >= HEALER_ROUNDS) return;
+    pool.healerRounds++;
+    pool.redis.evalScript(RECONCILE_SCRIPT, pool.lifecycleKeys(), pool.reconcileArgs(RECONCILE_BATCH), new HealerReply(this, pool), now);
+  }
+
+  /** Renew open leases at a third of the TTL; run the healer and the Redis probe every tick. */
   tick(pool: Pool, now: f64): void {
+    pool.redis.probe(now);
+    // While the breaker is open only the probe talks to Redis: no background work piles up on it,
+    // and the half-open slot stays for a request.
+    if (pool.redis.breaker.isOpen()) return;
     if (pool.active.size > 0 && now - pool.lastRenewMs >= <f64>pool.cfg.leaseTtlMs / 3) {
       pool.lastRenewMs = now;
       const ids = pool.active.values();
@@ -207,9 +256,11 @@ export class Accounting {
         pool.redis.evalScript(RENEW_SCRIPT, pool.baseKeys(), args, this.background, now);
       }
     }
+    this.releaseGivenUp(pool, now);
     if (now - pool.lastReconcileMs >= RECONCILE_EVERY_MS) {
       pool.lastReconcileMs = now;
-      pool.redis.evalScript(RECONCILE_SCRIPT, pool.baseKeys(), [RECONCILE_BATCH], this.background, now);
+      pool.healerRounds = 0;
+      this.heal(pool, now);
     }
   }
 }

@@ -6,6 +6,8 @@ import { LbConfig } from "../../config/lb_config";
 import { RedisClient } from "../../redis/client";
 import { CandidateSet } from "../candidates/candidates";
 
+const MAX_GIVEN_UP: i32 = 1024;
+
 export class Pool {
   readonly ns: string;
   readonly keyLoad: string;
@@ -19,6 +21,12 @@ export class Pool {
   active: Set<string> = new Set();
   lastRenewMs: f64 = 0;
   lastReconcileMs: f64 = 0;
+  /** Lease ids whose acquire got no reply, released with a tombstone once Redis answers again. */
+  givenUp: string[] = [];
+  /** Healer calls sent in the current tick (reconcile.lua answered more = 1). */
+  healerRounds: i32 = 0;
+  /** Higress's counter hash, kept too with `compat: true` (rolling migration; lua/README.md). */
+  readonly higressKey: string;
 
   constructor(public cfg: LbConfig, public redis: RedisClient, route: string, cluster: string) {
     const ns = "{" + cfg.keyPrefix + ":" + (cfg.keyScope == "cluster" ? "" : route) + ":" + cluster + "}";
@@ -27,6 +35,39 @@ export class Pool {
     this.keyLeases = ns + ":leases";
     this.keyLease = ns + ":lease";
     this.keySeen = ns + ":seen";
+    this.higressKey = cfg.prefix.compat ? "higress:global_least_request_table:" + route + ":" + cluster : "";
+  }
+
+  /** Remembers an id to release later (at most MAX_GIVEN_UP; older ones expire by their TTL). */
+  giveUp(id: string): void {
+    if (this.givenUp.length >= MAX_GIVEN_UP) this.givenUp.shift();
+    this.givenUp.push(id);
+  }
+
+  get compat(): bool { return this.higressKey.length > 0; }
+
+  /** Keys of a lifecycle script: load, leases, lease, then Higress's counter in compat mode. */
+  lifecycleKeys(): string[] {
+    const keys = this.baseKeys();
+    if (this.compat) keys.push(this.higressKey);
+    return keys;
+  }
+
+  /** Higress's counter as the last key of an acquire-like call, in compat mode. */
+  withCompatKey(keys: string[]): string[] {
+    if (this.compat) keys.push(this.higressKey);
+    return keys;
+  }
+
+  /**
+   * The optional tail of acquire-like ARGV: the deadline in Redis's clock (0 when the clock offset
+   * is not known yet) and the compat flag.
+   */
+  acquireTail(args: string[], now: f64): string[] {
+    const deadline = this.redis.redisDeadline(now, <f64>this.redis.timeoutMs);
+    if (deadline > 0 || this.compat) args.push(deadline.toString());
+    if (this.compat) args.push("1");
+    return args;
   }
 
   keyCandidates(fp: string): string { return this.ns + ":cand:" + fp; }
@@ -63,8 +104,18 @@ export class Pool {
     return args;
   }
 
-  releaseArgs(leaseId: string, penalty: i64): string[] {
-    return [leaseId, penalty.toString(), this.cfg.failurePenaltyMs.toString(), this.poolTtlMs().toString()];
+  /** tombstone: remember an unknown id for a lease TTL (a release sent for an acquire that failed). */
+  releaseArgs(leaseId: string, penalty: i64, tombstone: bool = false): string[] {
+    const args = [leaseId, penalty.toString(), this.cfg.failurePenaltyMs.toString(), this.poolTtlMs().toString()];
+    if (tombstone || this.compat) args.push(tombstone ? this.cfg.leaseTtlMs.toString() : "0");
+    if (this.compat) args.push("1");
+    return args;
+  }
+
+  reconcileArgs(batch: string): string[] {
+    const args = [batch];
+    if (this.compat) args.push("1");
+    return args;
   }
 
   poolTtlMs(): i64 {

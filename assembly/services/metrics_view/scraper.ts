@@ -67,7 +67,9 @@ export class Scraper {
     this.pending.delete(token);
     this.scraping.delete(p.address);
     const status = host.getHeader(<host.MapType>HTTP_CALL_RESPONSE_HEADERS, ":status");
-    if (status === null || status != "200") return true; // failed calls come with no headers at all
+    // Envoy answers a failed call as the router's local reply (503 connect failure / no healthy
+    // upstream, 504 timeout, with a body); only a reset comes with no headers at all.
+    if (status === null || status != "200") return true;
     const body = host.getBufferBytes(host.BufferType.HttpCallResponseBody, 0, bodySize);
     if (body === null) return true;
     const report = reportFromText(String.UTF8.decode(body), p.cache.s, now);

@@ -22,7 +22,8 @@ export function calloutImports(vm: WasmVm): ImportTable {
       if (cluster === null || headers === null || body === null || trailers === null) return WasmResult.InvalidMemoryAccess;
       // cpp-host writes the token slot first to validate it before starting the async call.
       if (!mem.writeU32(tokenPtr, 0)) return WasmResult.InvalidMemoryAccess;
-      const r = vm.root.httpCall(cluster, new HeaderMap(decodePairs(headers)), body, new HeaderMap(decodePairs(trailers)), timeoutMs >>> 0);
+      // cpp-host exports.cc: callouts run on contextOrEffectiveContext()->root_context().
+      const r = vm.rootOf(vm.activeContext()).httpCall(cluster, new HeaderMap(decodePairs(headers)), body, new HeaderMap(decodePairs(trailers)), timeoutMs >>> 0);
       mem.writeU32(tokenPtr, r.token);
       return r.status;
     },
@@ -75,7 +76,7 @@ export function higressImports(vm: WasmVm): ImportTable {
       if (cluster === null || query === null) return WasmResult.InvalidMemoryAccess;
       if (!mem.writeU32(tokenPtr, 0)) return WasmResult.InvalidMemoryAccess;
       // Executed on the root context: the reply arrives with the root context id.
-      const r = vm.root.redisCall(cluster, query);
+      const r = vm.rootOf(vm.activeContext()).redisCall(cluster, query);
       if (r.status === WasmResult.Ok) mem.writeU32(tokenPtr, r.token);
       return r.status;
     },

@@ -25,7 +25,7 @@ export function coreImports(vm: WasmVm): ImportTable {
     },
     proxy_set_tick_period_milliseconds(ms: number) {
       // The tick belongs to the root context (cpp-host setTimerPeriod(root_context()->id())).
-      vm.root.setTickPeriod(ms >>> 0);
+      vm.rootOf(vm.activeContext()).setTickPeriod(ms >>> 0);
       return WasmResult.Ok;
     },
     proxy_get_property(pathPtr: number, pathSize: number, retPtrPtr: number, retSizePtr: number) {
@@ -39,15 +39,21 @@ export function coreImports(vm: WasmVm): ImportTable {
       const path = mem.readString(pathPtr, pathSize);
       const value = mem.read(valuePtr, valueSize);
       if (path === null || value === null) return WasmResult.InvalidMemoryAccess;
-      setProperty(active(), path, value);
+      const ctx = active();
+      // Envoy's Context::setProperty needs a stream's filter state: on a root context it is
+      // NotFound (audit row 12).
+      if (ctx.kind === "root") return WasmResult.NotFound;
+      setProperty(ctx, path, value);
       return WasmResult.Ok;
     },
     proxy_set_effective_context(id: number) {
       return vm.setEffectiveContext(id >>> 0) ? WasmResult.Ok : WasmResult.BadArgument;
     },
     proxy_done() {
-      // Envoy uses proxy_done to finish a deferred VM shutdown; there is none to finish here.
-      return WasmResult.Ok;
+      // cpp-host ContextBase::done -> WasmBase::doneRootContext: a root whose proxy_on_done
+      // returned false (pending done) is deleted now; anything else is NotFound.
+      const ctx = vm.activeContext();
+      return ctx && ctx.kind === "root" && ctx.completeDone() ? WasmResult.Ok : WasmResult.NotFound;
     },
     proxy_call_foreign_function(namePtr: number, nameSize: number) {
       // cpp-host: an unregistered foreign function is NotFound; this host registers none.

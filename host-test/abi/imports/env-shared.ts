@@ -27,7 +27,7 @@ export function sharedImports(vm: WasmVm): ImportTable {
     proxy_register_shared_queue(np: number, ns: number, tokenPtr: number) {
       const name = mem.readString(np, ns);
       if (name === null) return WasmResult.InvalidMemoryAccess;
-      const root = vm.root;
+      const root = vm.rootOf(vm.activeContext());
       // proxy_on_queue_ready is posted to the registering VM's thread (cpp-host): asynchronous here too.
       const token = host.queues.register(vmId(), name, (t) => queueMicrotask(() => {
         if (vm.failed) { vm.refusedCalls++; return; }

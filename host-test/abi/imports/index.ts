@@ -10,13 +10,22 @@ import { sharedImports } from "./env-shared.js";
 import { wasiImports } from "./wasi.js";
 import type { ImportTable } from "./types.js";
 
+/** Before higress-group/proxy-wasm-cpp-host 27df305 only the Redis calls exist (envoy-profile.ts). */
+const HIGRESS_7850D17 = new Set(["proxy_redis_init", "proxy_redis_call"]);
+
+function registeredHigressImports(vm: WasmVm): ImportTable {
+  const all = higressImports(vm);
+  if (vm.host.options.profile.higressHost === "27df305") return all;
+  return Object.fromEntries(Object.entries(all).filter(([name]) => HIGRESS_7850D17.has(name)));
+}
+
 export function buildImports(vm: WasmVm): Record<string, ImportTable> {
   const env: ImportTable = {
     ...coreImports(vm),
     ...httpImports(vm),
     ...calloutImports(vm),
     ...sharedImports(vm),
-    ...(hasHigressImports(vm.abi) ? higressImports(vm) : {}),
+    ...(hasHigressImports(vm.abi) ? registeredHigressImports(vm) : {}),
   };
   const wasi = wasiImports(vm);
   return { env, wasi_snapshot_preview1: wasi, wasi_unstable: wasi };

@@ -1,8 +1,10 @@
 // @ts-nocheck: AssemblyScript source (compiled by asc, not tsc).
 // Test guest for the Higress extensions (0_2_100): Redis calls answered on the root context and
 // acted upon through set_effective_context, upstream host listing, override host.
-// Configuration: "redis=<cluster>" (redis_init at configure). Request headers drive it:
-// x-redis-cmd "INCR k" (call, then hold headers), x-after-redis continue|local|override:<addr>|none,
+// Configuration: "redis=<cluster>;user=<u>;pass=<p>" (redis_init at configure, user/pass optional,
+// bare or inside a JSON string value). Request headers drive it: x-redis-reinit (redis_init
+// again, same settings), x-redis-cmd "INCR k" (call, then hold headers), x-after-redis
+// continue|local|override:<addr>|none,
 // x-override <addr> (pin now), x-hosts (log get_upstream_hosts), x-late-override <addr> (pin in
 // response headers, too late).
 import { info, getHeader, getBuffer, bytesOf, RET_PTR, RET_LEN, clearRet, pairsToString, respCommand,
@@ -21,18 +23,33 @@ const lateOverride = new Map<u32, string>();
 
 export function proxy_abi_version_0_2_100(): void {}
 
+let redisUser = "";
+let redisPass = "";
+
+/** `key=value` from the configuration; the value ends at ';', '"' or the end. */
+function cfgValue(cfg: string, key: string): string {
+  const at = cfg.indexOf(key + "=");
+  if (at < 0) return "";
+  let end = cfg.length;
+  const semi = cfg.indexOf(";", at);
+  const quote = cfg.indexOf("\"", at);
+  if (semi >= 0 && semi < end) end = semi;
+  if (quote >= 0 && quote < end) end = quote;
+  return cfg.substring(at + key.length + 1, end);
+}
+
+function redisInit(): void {
+  const c = bytesOf(redisCluster); const u = bytesOf(redisUser); const p = bytesOf(redisPass);
+  const st = proxy_redis_init(changetype<usize>(c), c.byteLength, changetype<usize>(u), u.byteLength, changetype<usize>(p), p.byteLength, 1000);
+  info("redis_init status=" + st.toString());
+}
+
 export function proxy_on_configure(root: u32, size: u32): u32 {
   const cfg = getBuffer(7, 0, size).value;
-  // "redis=<cluster>", bare or inside a JSON string value (the gateway requires JSON).
-  const at = cfg.indexOf("redis=");
-  if (at >= 0) {
-    let end = cfg.indexOf("\"", at);
-    if (end < 0) end = cfg.length;
-    redisCluster = cfg.substring(at + 6, end);
-    const c = bytesOf(redisCluster); const e = bytesOf("");
-    const st = proxy_redis_init(changetype<usize>(c), c.byteLength, changetype<usize>(e), 0, changetype<usize>(e), 0, 1000);
-    info("redis_init status=" + st.toString());
-  }
+  redisCluster = cfgValue(cfg, "redis");
+  redisUser = cfgValue(cfg, "user");
+  redisPass = cfgValue(cfg, "pass");
+  if (redisCluster.length > 0) redisInit();
   return 1;
 }
 
@@ -50,6 +67,7 @@ export function proxy_on_request_headers(ctx: u32, n: u32, eos: u32): u32 {
     const st = proxy_get_upstream_hosts(RET_PTR, RET_LEN);
     info("hosts status=" + st.toString() + " " + pairsToString(load<u32>(RET_PTR), load<u32>(RET_LEN)));
   }
+  if (getHeader(0, "x-redis-reinit").status == 0) redisInit();
   const ov = getHeader(0, "x-override");
   if (ov.status == 0) info("override status=" + pinHost(ov.value).toString());
   const cmd = getHeader(0, "x-redis-cmd");

@@ -15,6 +15,7 @@ let ticks = 0;
 let requestsMetric: u32 = 0;
 const bodyActions = new Map<u32, string>();
 const respActions = new Map<u32, string>();
+const respSets = new Map<u32, string>();
 const httpTokens = new Map<u32, u32>();
 
 function cfg(key: string): string {
@@ -28,6 +29,9 @@ function cfg(key: string): string {
 }
 
 function mapGet(m: Map<u32, string>, k: u32): string { return m.has(k) ? m.get(k) : ""; }
+
+/** "x-set-header: k=v" / "x-set-resp-header: k=v" may carry %0D / %0A (a client cannot send CR/LF). */
+function unescapeCtl(s: string): string { return s.replaceAll("%0D", "\r").replaceAll("%0A", "\n"); }
 
 export function proxy_on_context_create(ctx: u32, parent: u32): void {
   info("create ctx=" + ctx.toString() + " parent=" + parent.toString());
@@ -103,11 +107,15 @@ export function proxy_on_request_headers(ctx: u32, n: u32, eos: u32): u32 {
   bodyActions.set(ctx, getHeader(0, "x-body-action").value);
   respActions.set(ctx, getHeader(0, "x-resp-action").value);
   if (getHeader(0, "x-route-cache-off").status == 0) info("set clear_route_cache status=" + setProperty("clear_route_cache", "off").toString());
+  const limit = getHeader(0, "x-buffer-limit");
+  if (limit.status == 0) info("set buffer limit status=" + setProperty("set_decoder_buffer_limit", limit.value).toString());
   const sh = getHeader(0, "x-set-header");
   if (sh.status == 0) {
-    const eq = sh.value.indexOf("=");
-    info("add header status=" + addHeader(0, sh.value.substring(0, eq), sh.value.substring(eq + 1)).toString());
+    const v = unescapeCtl(sh.value);
+    const eq = v.indexOf("=");
+    info("add header status=" + addHeader(0, v.substring(0, eq), v.substring(eq + 1)).toString());
   }
+  respSets.set(ctx, unescapeCtl(getHeader(0, "x-set-resp-header").value));
   const props = getHeader(0, "x-log-props");
   if (props.status == 0) {
     const names = props.value.split(",");
@@ -141,6 +149,7 @@ export function proxy_on_request_body(ctx: u32, size: u32, eos: u32): u32 {
   const a = mapGet(bodyActions, ctx);
   if (a == "buffer") return 1;
   if (a == "watermark") return 2;
+  if (a == "watermark-until-end") return eos ? 0 : 2;
   if (a == "nobuffer") return 3;
   if (a == "buffer-until-end") return eos ? 0 : 1;
   if (a == "continue-at-end") {
@@ -165,6 +174,11 @@ export function proxy_on_response_headers(ctx: u32, n: u32, eos: u32): u32 {
   const st = getHeader(2, ":status");
   info("response_headers ctx=" + ctx.toString() + " status=" + st.value + " eos=" + eos.toString());
   info("add response header status=" + addHeader(2, "x-filtered", "1").toString());
+  const rs = mapGet(respSets, ctx);
+  if (rs.length > 0) {
+    const eq = rs.indexOf("=");
+    info("add response header status=" + addHeader(2, rs.substring(0, eq), rs.substring(eq + 1)).toString());
+  }
   // Request headers are no longer writable once forwarded (Envoy drops the mutable map).
   info("late request header status=" + addHeader(0, "x-late", "1").toString());
   const a = mapGet(respActions, ctx);

@@ -1,0 +1,108 @@
+// Pure checks for configuration text: is a string exactly a number, an HTTP header name, a host,
+// a host:port. Each returns false rather than guessing, so the caller refuses the key by name.
+
+function isDigit(c: i32): bool { return c >= 0x30 && c <= 0x39; }
+function isAlpha(c: i32): bool { return (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A); }
+
+/** The whole string is one JSON number (RFC 8259 grammar: no spaces, units or trailing text),
+ *  so "6379" and "0.6" pass and "3s", "10abc", "6379; FLUSHALL", " 1", "0x10" do not. */
+export function isNumberText(s: string): bool {
+  const n = s.length;
+  let i = 0;
+  if (i < n && s.charCodeAt(i) == 0x2D) i++;
+  if (i >= n || !isDigit(s.charCodeAt(i))) return false;
+  if (s.charCodeAt(i) == 0x30) i++;
+  else while (i < n && isDigit(s.charCodeAt(i))) i++;
+  if (i < n && s.charCodeAt(i) == 0x2E) {
+    i++;
+    const start = i;
+    while (i < n && isDigit(s.charCodeAt(i))) i++;
+    if (i == start) return false;
+  }
+  if (i < n && (s.charCodeAt(i) == 0x65 || s.charCodeAt(i) == 0x45)) {
+    i++;
+    if (i < n && (s.charCodeAt(i) == 0x2B || s.charCodeAt(i) == 0x2D)) i++;
+    const start = i;
+    while (i < n && isDigit(s.charCodeAt(i))) i++;
+    if (i == start) return false;
+  }
+  return i == n;
+}
+
+/** RFC 9110 section 5.6.2 tchar: "!#$%&'*+-.^_`|~", digits, letters. */
+function isTchar(c: i32): bool {
+  if (isDigit(c) || isAlpha(c)) return true;
+  return c == 0x21 || (c >= 0x23 && c <= 0x27) || c == 0x2A || c == 0x2B || c == 0x2D || c == 0x2E ||
+    c == 0x5E || c == 0x5F || c == 0x60 || c == 0x7C || c == 0x7E;
+}
+
+/** A header field name: a non-empty token (no space, CR, LF, ':' or other separator). */
+export function isHeaderName(s: string): bool {
+  if (s.length == 0) return false;
+  for (let i = 0; i < s.length; i++) if (!isTchar(s.charCodeAt(i))) return false;
+  return true;
+}
+
+/** A DNS host name as Kubernetes and Envoy write them: dot-separated labels of letters, digits,
+ *  '-' and '_', none empty, at most 253 characters in all. */
+export function isHostName(s: string): bool {
+  if (s.length == 0 || s.length > 253) return false;
+  let label = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c == 0x2E) {
+      if (label == 0) return false;
+      label = 0;
+      continue;
+    }
+    if (!isDigit(c) && !isAlpha(c) && c != 0x2D && c != 0x5F) return false;
+    if (++label > 63) return false;
+  }
+  return label > 0;
+}
+
+function isIPv6Text(s: string): bool {
+  if (s.length < 2) return false;
+  let colons = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c == 0x3A) { colons++; continue; }
+    const hex = isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
+    if (!hex && c != 0x2E) return false;
+  }
+  return colons >= 2;
+}
+
+/** `host:port` with a host name or IPv4 address, or `[ipv6]:port`; port 1-65535, digits only. */
+export function isHostPort(s: string): bool {
+  const colon = s.lastIndexOf(":");
+  if (colon <= 0 || colon == s.length - 1) return false;
+  const portText = s.substring(colon + 1);
+  if (portText.length > 5) return false;
+  for (let i = 0; i < portText.length; i++) if (!isDigit(portText.charCodeAt(i))) return false;
+  const port = I32.parseInt(portText);
+  if (port < 1 || port > 65535) return false;
+  const host = s.substring(0, colon);
+  if (host.startsWith("[")) return host.endsWith("]") && isIPv6Text(host.substring(1, host.length - 1));
+  return isHostName(host);
+}
+
+/** A Redis key prefix: printable, no space and no '{' or '}' (it sits inside a hash tag). */
+export function isKeyPrefix(s: string): bool {
+  if (s.length == 0) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c <= 0x20 || c == 0x7F || c == 0x7B || c == 0x7D) return false;
+  }
+  return true;
+}
+
+/** An HTTP request path: starts with '/', no space or control character. */
+export function isPathText(s: string): bool {
+  if (!s.startsWith("/")) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c <= 0x20 || c == 0x7F) return false;
+  }
+  return true;
+}

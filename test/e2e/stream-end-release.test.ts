@@ -1,0 +1,70 @@
+// Stream endings through the gateway in both of Envoy's callback orders (audit row 2): HTTP/1
+// and HTTP/2 run on_log, on_done, on_delete; HTTP/3 with deferred logging runs on_log last, after
+// on_delete. Whatever the order and the ending (completion, upstream 503, client abort before and
+// after the pick), each lease is released exactly once: Redis sees one release script call per
+// acquire, the in-flight counts return to exactly 0, and the VM never traps.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import http from "node:http";
+import { readFileSync } from "node:fs";
+import { Redis } from "ioredis";
+import { startLocalStack, redisLbConfig, type LocalStack } from "../../host-test/local-stack.js";
+import type { EnvoyProfile } from "../../host-test/abi/envoy-profile.js";
+
+const CLUSTER = "outbound|8000||vllm.static";
+const NS = `{llmlb:llm:${CLUSTER}}`;
+const sha = (name: string) => readFileSync("assembly/generated/lua.ts", "utf8").match(new RegExp(`${name}_SHA: string = "([0-9a-f]{40})"`))![1];
+
+function post(url: string, headers: Record<string, string>, maxTokens: number, abortAfterMs: number | null): Promise<number> {
+  return new Promise((resolve) => {
+    const req = http.request(`${url}/v1/chat/completions`, { method: "POST", agent: false, headers: { "content-type": "application/json", ...headers } }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+      res.on("error", () => resolve(-1));
+    });
+    req.on("error", () => resolve(-1));
+    req.end(JSON.stringify({ model: "sim-tiny", messages: [{ role: "user", content: "hello" }], max_tokens: maxTokens, ignore_eos: true }));
+    if (abortAfterMs !== null) setTimeout(() => req.destroy(), abortAfterMs);
+  });
+}
+
+for (const endOrder of ["log-first", "deferred-log"] as Array<EnvoyProfile["endOrder"]>) {
+  describe(`stream endings, ${endOrder} order`, () => {
+    let stack: LocalStack;
+    let redis: Redis;
+    let monitor: Awaited<ReturnType<Redis["monitor"]>>;
+    const calls: string[][] = [];
+    beforeAll(async () => {
+      stack = await startLocalStack({
+        pods: 3, workers: 2, healthCheckMs: 200,
+        fleet: { profile: "tiny", timeScale: 1, profileOverrides: { stepBaseMs: 5 } },
+        plugin: (port) => ({ lb_policy: "global_least_request", lb_config: { ...redisLbConfig(port), failurePenalty: 0 } }),
+        gatewayOptions: { profile: { endOrder } },
+      });
+      redis = new Redis(stack.redis.port, stack.redis.host);
+      monitor = await redis.monitor();
+      monitor.on("monitor", (_t: string, args: string[]) => calls.push(args));
+    }, 30_000);
+    afterAll(async () => { monitor?.disconnect(); redis?.disconnect(); await stack?.close(); });
+
+    it("every lease is released exactly once and the counts return to 0", async () => {
+      const url = stack.gateways[0].url;
+      const results = await Promise.all([
+        ...Array.from({ length: 6 }, () => post(url, {}, 2, null)),
+        ...Array.from({ length: 3 }, () => post(url, { "x-sim-status": "503" }, 2, null)),
+        ...Array.from({ length: 3 }, () => post(url, {}, 400, 150)), // aborted mid-stream
+        ...Array.from({ length: 2 }, () => post(url, {}, 400, 0)), // aborted at once
+      ]);
+      expect(results.filter((s) => s === 200)).toHaveLength(6);
+      expect(results.filter((s) => s === 503)).toHaveLength(3);
+      await new Promise((r) => setTimeout(r, 500));
+      const acquires = calls.filter((a) => a[0]?.toLowerCase() === "evalsha" && a[1] === sha("ACQUIRE")).length;
+      const releases = calls.filter((a) => a[0]?.toLowerCase() === "evalsha" && a[1] === sha("RELEASE")).length;
+      expect(acquires).toBeGreaterThanOrEqual(12);
+      expect(releases).toBe(acquires);
+      const load = await redis.zrange(`${NS}:load`, 0, -1, "WITHSCORES");
+      expect(load.filter((_, i) => i % 2 === 1).map(Number).reduce((a, b) => a + b, 0)).toBe(0);
+      expect(await redis.zcard(`${NS}:leases`)).toBe(0);
+      expect(stack.gateways[0].vms.map((vm) => vm.failed)).toEqual([false, false]);
+    });
+  });
+}

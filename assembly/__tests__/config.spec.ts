@@ -248,7 +248,7 @@ describe("_rules_ match as Higress's SDK matcher (table)", () => {
 });
 
 describe("keys Higress reads", () => {
-  it("cluster_metrics with every Higress key is accepted, with one warning that it is not implemented", () => {
+  it("cluster_metrics with every Higress key is accepted, without warnings, and read", () => {
     const r = parsePluginConfig(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"mode":"AdaptiveScore",
       "service_list":["outbound|80||a.dns","outbound|80||b.dns"],"cluster_header":"x-c","rate_limit":0.9,"queue_size":50,
       "ewma_beta":0.4,"p2c_choices":2,"ttft_weight":0.5,"total_latency_weight":0.5,"error_penalty":2,"failure_cooldown_ms":1000,
@@ -256,8 +256,13 @@ describe("keys Higress reads", () => {
       "global_inflight_timeout":500,"global_inflight_key_ttl":60,"serviceFQDN":"redis.static","servicePort":6379,
       "username":"u","password":"p","database":1}}`);
     expect(r.error).toBe("");
-    expect(r.warnings.length).toBe(1);
-    expectContains(r.warnings[0], "lb_policy cluster_metrics is accepted but not implemented");
+    expect(r.warnings.length).toBe(0);
+    const c = r.config!.defaultConfig!;
+    expect(c.clusterMetrics.queueSize).toBe(50);
+    expect(c.keyPrefix).toBe("p");
+    expect(c.poolCluster).toBe("AdaptiveScore");
+    expect(c.redis!.cluster).toBe("outbound|6379||redis.static?db=1");
+    expect(c.redis!.timeoutMs).toBe(500);
   });
 
   it("cluster_hash is accepted; its weights must sum to 100 as in Higress", () => {

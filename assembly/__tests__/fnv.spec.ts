@@ -1,6 +1,6 @@
 // FNV-1a 64: published test values, UTF-8 hashing (expected values computed in Node from
 // TextEncoder bytes with BigInt arithmetic), and incremental == one-shot.
-import { fnv1a64, fnv1a64Hex, fnv1a64Bytes, fnv1a64Update, FNV64_OFFSET_BASIS } from "../util/fnv";
+import { fnv1a64, fnv1a64Hex, fnv1a64Bytes, fnv1a64Update, FNV64_OFFSET_BASIS, fnv1a32Bytes, fnv1a32Hex } from "../util/fnv";
 import { utf8Encode } from "../util/utf8";
 
 describe("fnv1a64", () => {
@@ -30,5 +30,17 @@ describe("fnv1a64", () => {
   it("different inputs, including swapped characters, give different hashes", () => {
     expect(fnv1a64("ab")).not.toBe(fnv1a64("ba"));
     expect(fnv1a64("route-a")).not.toBe(fnv1a64("route-b"));
+  });
+});
+
+describe("fnv1a32", () => {
+  it("matches the published FNV-1a 32 values", () => {
+    expect(fnv1a32Bytes(utf8Encode(""))).toBe(0x811C9DC5);
+    expect(fnv1a32Bytes(utf8Encode("a"))).toBe(0xE40C292C);
+    expect(fnv1a32Bytes(utf8Encode("foobar"))).toBe(0xBF9CF968);
+  });
+  it("hex form is Go's %08x: 8 lowercase digits, zero-padded", () => {
+    expect(fnv1a32Hex(utf8Encode("foobar"))).toBe("bf9cf968");
+    expect(fnv1a32Hex(utf8Encode("")).length).toBe(8);
   });
 });

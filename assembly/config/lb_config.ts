@@ -7,22 +7,27 @@ import { JsonValue } from "../json/value";
 import { ConfigErrors, ConfigReader } from "./reader";
 import { PrefixSettings, parsePrefixSettings, PREFIX_KEYS } from "./prefix_settings";
 import { MetricsSettings, parseMetricsSettings, METRICS_KEYS } from "./metrics_settings";
-import { checkClusterPolicy, isClusterPolicy, POLICY_CLUSTER_HASH, POLICY_CLUSTER_METRICS } from "./cluster_settings";
+import { ClusterMetricsSettings, parseClusterMetricsSettings, MODE_NAMES } from "./cluster_metrics_settings";
+import { ClusterHashSettings, parseClusterHashSettings } from "./cluster_hash_settings";
+import { EndpointHashSettings, parseEndpointHashSettings, ENDPOINT_HASH_KEYS } from "./endpoint_hash_settings";
+import { checkClusterKeys, isClusterPolicy, POLICY_CLUSTER_HASH, POLICY_CLUSTER_METRICS } from "./cluster_settings";
 import { checkKeys, HIGRESS_FOREIGN_KEYS } from "./higress_keys";
 import { isKeyPrefix } from "./text_checks";
 import { SloSettings, parseSloSettings, SLO_KEYS } from "./slo_settings";
 import { QueueSettings, parseQueueSettings, QUEUE_KEYS } from "./queue_settings";
 
+export { POLICY_CLUSTER_HASH, POLICY_CLUSTER_METRICS } from "./cluster_settings";
 
 export const POLICY_NONE = "none";
 export const POLICY_GLOBAL_LEAST_REQUEST = "global_least_request";
 export const POLICY_PREFIX_CACHE = "prefix_cache";
 export const POLICY_ENDPOINT_METRICS = "endpoint_metrics";
+export const POLICY_ENDPOINT_HASH = "endpoint_hash";
 export const POLICY_HEADER = "header";
 export const POLICY_PREDICTED_LATENCY = "predicted_latency";
 
 const POLICIES: string[] = [POLICY_GLOBAL_LEAST_REQUEST, POLICY_PREFIX_CACHE, POLICY_ENDPOINT_METRICS,
-  "least_busy", "metrics_based", POLICY_CLUSTER_METRICS, POLICY_CLUSTER_HASH, POLICY_HEADER, POLICY_PREDICTED_LATENCY];
+  "least_busy", "metrics_based", POLICY_CLUSTER_METRICS, POLICY_CLUSTER_HASH, POLICY_ENDPOINT_HASH, POLICY_HEADER, POLICY_PREDICTED_LATENCY];
 
 export class RedisSettings {
   /** Envoy cluster name: outbound|<port>||<fqdn>[?db=N]. */
@@ -40,6 +45,8 @@ export class LbConfig {
   keyPrefix: string = "llmlb";
   /** route_cluster: counts per route and cluster (Higress); cluster: shared by every route of a cluster. */
   keyScope: string = "route_cluster";
+  /** The pool's cluster part when it is not the routed cluster (cluster_metrics: its mode). */
+  poolCluster: string = "";
   leaseTtlMs: i64 = 60000;
   candidateTtlMs: i64 = 30000;
   hostStaleMs: i64 = 3600000;
@@ -72,6 +79,9 @@ export class LbConfig {
   metrics: MetricsSettings = new MetricsSettings();
   slo: SloSettings = new SloSettings();
   queue: QueueSettings = new QueueSettings();
+  clusterMetrics: ClusterMetricsSettings = new ClusterMetricsSettings();
+  clusterHash: ClusterHashSettings = new ClusterHashSettings();
+  endpointHash: EndpointHashSettings = new EndpointHashSettings();
 
   usesRedis(): bool { return this.redis !== null; }
 }
@@ -84,7 +94,7 @@ const COMMON_KEYS: string[] = ["serviceFQDN", "servicePort", "serviceHost", "use
   "header", "logLevel", "keyScope"];
 
 function needsRedis(policy: string): bool {
-  return policy == POLICY_GLOBAL_LEAST_REQUEST || policy == POLICY_PREFIX_CACHE;
+  return policy == POLICY_GLOBAL_LEAST_REQUEST || policy == POLICY_PREFIX_CACHE || policy == POLICY_ENDPOINT_HASH;
 }
 
 function parseRedis(r: ConfigReader, policy: string): RedisSettings | null {
@@ -134,11 +144,31 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
   c.policy = policy;
   const r = top.child("lb_config");
   if (isClusterPolicy(policy)) {
-    checkClusterPolicy(r, policy, top.key("lb_policy"));
-    return c; // accepted for migration; see README (the route keeps its own load balancing)
+    checkClusterKeys(r, policy);
+    c.debugHeader = r.str("debugHeader", "").toLowerCase();
+    c.detailLog = r.bool("enableDetailLog", false);
+    if (policy == POLICY_CLUSTER_HASH) {
+      c.clusterHash = parseClusterHashSettings(r);
+      return c;
+    }
+    const m = parseClusterMetricsSettings(r);
+    c.clusterMetrics = m;
+    const rs = m.globalInflight ? parseRedis(r, policy) : null;
+    if (rs !== null) {
+      rs.timeoutMs = <u32>m.globalTimeoutMs;
+      c.redis = rs;
+      c.keyPrefix = m.globalKeyPrefix;
+      c.poolCluster = MODE_NAMES[m.mode];
+      c.failurePenalty = 0; // failures cool the service down (failure_cooldown_ms) instead
+    }
+    return c;
   }
-  const ours = COMMON_KEYS.concat(PREFIX_KEYS).concat(METRICS_KEYS).concat(SLO_KEYS).concat(QUEUE_KEYS);
+  // endpoint_hash's own keys elsewhere are Higress keys of another policy (one warning), still
+  // checked so a bad value is refused wherever it is written.
+  let ours = COMMON_KEYS.concat(PREFIX_KEYS).concat(METRICS_KEYS).concat(SLO_KEYS).concat(QUEUE_KEYS);
+  if (policy == POLICY_ENDPOINT_HASH) ours = ours.concat(ENDPOINT_HASH_KEYS);
   checkKeys(r, ours, HIGRESS_FOREIGN_KEYS, "not used by lb_policy " + policy);
+  c.endpointHash = parseEndpointHashSettings(r);
   c.redis = parseRedis(r, policy);
   c.keyPrefix = r.str("keyPrefix", c.keyPrefix);
   if (!isKeyPrefix(c.keyPrefix)) {

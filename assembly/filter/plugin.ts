@@ -81,8 +81,9 @@ export class Plugin {
     return this.policies.has(k) ? this.policies.get(k) : null;
   }
 
-  poolFor(c: LbConfig, route: string, cluster: string): Pool | null {
+  poolFor(c: LbConfig, route: string, routedCluster: string): Pool | null {
     if (!c.usesRedis()) return null;
+    const cluster = c.poolCluster.length > 0 ? c.poolCluster : routedCluster;
     const key = changetype<usize>(c).toString() + "\n" + route + "\n" + cluster;
     if (this.pools.has(key)) return this.pools.get(key);
     const client = this.clientFor(c);

@@ -51,6 +51,7 @@ export class LbStream extends Context {
   private phase: Phase = Phase.Idle;
   private held: bool = false;
   private ended: bool = false;
+  private responseBodySeen: bool = false;
   /** Body chunks copied so far (AwaitBody) and their total size. */
   private chunks: Uint8Array[] = [];
   private received: i64 = 0;
@@ -273,9 +274,15 @@ export class LbStream extends Context {
   onResponseBody(size: usize, endOfStream: bool): FilterDataStatusValues {
     const r = this.req;
     const policy = this.policy;
-    if (r !== null && policy !== null && policy.wantsResponseBody()) {
-      const bytes = size > 0 ? host.getBufferBytes(host.BufferType.ResponseBody, 0, <u32>size) : null;
-      policy.onResponseBody(r, bytes === null ? new Uint8Array(0) : Uint8Array.wrap(bytes), endOfStream);
+    if (r !== null && policy !== null) {
+      if (!this.responseBodySeen && (size > 0 || endOfStream)) {
+        this.responseBodySeen = true;
+        policy.onFirstResponseBody(r);
+      }
+      if (policy.wantsResponseBody()) {
+        const bytes = size > 0 ? host.getBufferBytes(host.BufferType.ResponseBody, 0, <u32>size) : null;
+        policy.onResponseBody(r, bytes === null ? new Uint8Array(0) : Uint8Array.wrap(bytes), endOfStream);
+      }
     }
     return FilterDataStatusValues.Continue;
   }

@@ -103,6 +103,14 @@ export function getHeader(map: MapType, name: string): string | null {
   if (st != Status.Ok) { takeOut(); return null; }
   return String.UTF8.decode(takeOut());
 }
+/** The raw bytes of a header's value (Envoy allows bytes that are not UTF-8); null when absent. */
+export function getHeaderBytes(map: MapType, name: string): ArrayBuffer | null {
+  const k = utf8(name);
+  resetOut();
+  const st = raw.proxy_get_header_map_value(map, changetype<usize>(k), k.byteLength, OUT_PTR, OUT_SIZE);
+  const out = takeOut();
+  return st == Status.Ok ? out : null;
+}
 export function replaceHeader(map: MapType, name: string, value: string): u32 {
   const k = utf8(name);
   const v = utf8(value);

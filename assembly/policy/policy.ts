@@ -4,6 +4,7 @@
 //   decide(r)              when the request is ready: Picked (r.pickedHost set), Pass, Rejected
 //                          (shed), or Pending (a Redis reply resumes the stream through r.port)
 //   onResponseHeaders(r,s) upstream response headers arrived with status s
+//   onFirstResponseBody(r) the first response body chunk arrived (time to first token)
 //   onResponseBody(r,b,e)  a response body chunk (only when wantsResponseBody(); e: last chunk)
 //   onStreamDone(r)        the stream ended, however it ended (after the lease was released)
 // A policy sees the request record (LbRequest) and the shared services, never the HTTP stream.
@@ -21,6 +22,8 @@ export abstract class Policy {
   abstract decide(r: LbRequest): Verdict;
 
   onResponseHeaders(_r: LbRequest, _status: i32): void {}
+
+  onFirstResponseBody(_r: LbRequest): void {}
 
   /** Whether onResponseBody should see the response body chunks (a copy per chunk). */
   wantsResponseBody(): bool { return false; }

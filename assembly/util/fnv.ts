@@ -33,3 +33,20 @@ export function fnv1a64(s: string): u64 {
 export function fnv1a64Hex(s: string): string {
   return u64ToHexLower(fnv1a64(s));
 }
+
+// FNV-1a 32 (Go's hash/fnv New32a): Higress's cluster_hash slot index and endpoint_hash key suffix.
+export const FNV32_OFFSET_BASIS: u32 = 0x811C9DC5;
+export const FNV32_PRIME: u32 = 0x01000193;
+
+/** FNV-1a 32 of the bytes of `b`. */
+export function fnv1a32Bytes(b: Uint8Array): u32 {
+  let h = FNV32_OFFSET_BASIS;
+  const p = b.dataStart;
+  for (let i = 0; i < b.length; i++) h = (h ^ <u32>load<u8>(p + <usize>i)) * FNV32_PRIME;
+  return h;
+}
+
+/** Go's fmt.Sprintf("%08x", fnv32a(b)): 8 lowercase hex digits, zero-padded. */
+export function fnv1a32Hex(b: Uint8Array): string {
+  return u64ToHexLower(<u64>fnv1a32Bytes(b)).substring(8);
+}

@@ -92,6 +92,7 @@ export const ResponseFlag = {
   UO: 0x80, // UpstreamOverflow
   NR: 0x100, // NoRouteFound
   DC: 0x4000, // DownstreamConnectionTermination
+  NC: 0x1000000, // NoClusterFound
   DPE: 0x40000, // DownstreamProtocolError (e.g. a filter wrote an invalid request header)
 } as const;
 export type ResponseFlagName = keyof typeof ResponseFlag;

@@ -36,7 +36,13 @@ export interface ClusterConfig {
 export interface RouteConfig {
   name: string;
   match: { prefix: string; domains: string[] };
+  /** The route's fixed cluster; "" when the route names its cluster in a header (cluster_header). */
   cluster: string;
+  /** Envoy RouteAction.cluster_header (lowercased): the cluster is the first value of this request
+   *  header, read each time the route is resolved (see cluster-header.ts); null for a fixed cluster. */
+  cluster_header: string | null;
+  /** Envoy RouteAction.cluster_not_found_response_code: 503 (default), 404 or 500. */
+  cluster_not_found_response_code: number;
   timeout_ms: number;
   /** Whether the wasm filter runs on this route. */
   plugin: boolean;
@@ -76,6 +82,8 @@ const DEFAULT_HEALTH_CHECK: HealthCheckConfig = {
   unhealthy_threshold: 2,
   healthy_threshold: 1,
 };
+// Envoy RouteAction.ClusterNotFoundResponseCode: SERVICE_UNAVAILABLE (default), NOT_FOUND, INTERNAL_SERVER_ERROR.
+const CLUSTER_NOT_FOUND_CODES = [503, 404, 500] as const;
 const LB_POLICIES: readonly LbPolicy[] = ["round_robin", "least_request", "random"];
 const CLUSTER_TYPES = ["static", "redis", "original_dst"] as const;
 const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "critical"] as const;
@@ -191,12 +199,26 @@ function parseRoute(value: unknown, key: string): RouteConfig {
   const match = optionalObject(o, "match", `${key}.match`) ?? {};
   const domains = match.domains === undefined ? ["*"] : arrayField(match, "domains", `${key}.match`).map((d, i) =>
     typeof d === "string" && d !== "" ? d : fail(`${key}.match.domains[${i}]`, "a non-empty string", d));
+  // Envoy's cluster_specifier is a oneof: exactly one of cluster and cluster_header.
+  if (o.cluster !== undefined && o.cluster_header !== undefined) {
+    fail(key, "exactly one of cluster and cluster_header", { cluster: o.cluster, cluster_header: o.cluster_header });
+  }
+  const clusterHeader = o.cluster_header === undefined ? null : stringField(o, "cluster_header", key).toLowerCase();
+  if (clusterHeader !== null && !/^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(clusterHeader)) {
+    fail(`${key}.cluster_header`, "an HTTP header name", o.cluster_header);
+  }
+  const notFound = o.cluster_not_found_response_code ?? 503;
+  if (!CLUSTER_NOT_FOUND_CODES.includes(notFound as 503)) {
+    fail(`${key}.cluster_not_found_response_code`, `one of ${CLUSTER_NOT_FOUND_CODES.join(" | ")}`, notFound);
+  }
   return {
     // Envoy's Route.name is optional; an unnamed route gives the filter an empty `route_name`
     // property (context.cc: StreamInfo::getRouteName()), which no `_match_route_` rule matches.
     name: stringField(o, "name", key, ""),
     match: { prefix: stringField(match, "prefix", `${key}.match`, "/"), domains },
-    cluster: stringField(o, "cluster", key),
+    cluster: clusterHeader === null ? stringField(o, "cluster", key) : "",
+    cluster_header: clusterHeader,
+    cluster_not_found_response_code: notFound as number,
     timeout_ms: intField(o, "timeout_ms", key, DEFAULT_ROUTE_TIMEOUT_MS, 0),
     // Envoy runs a listener's HTTP filters on every route unless a route disables them.
     plugin: boolField(o, "plugin", key, true),
@@ -250,6 +272,7 @@ export function parseGatewayConfig(text: string, baseDir: string): GatewayConfig
   const routes = (root.routes === undefined ? [] : arrayField(root, "routes", "gateway config"))
     .map((r, i) => parseRoute(r, `routes[${i}]`));
   routes.forEach((r, i) => {
+    if (r.cluster_header !== null) return; // resolved per request; an unknown name is answered then
     const target = clusters.find((c) => c.name === r.cluster);
     if (!target || target.type !== "static") fail(`routes[${i}].cluster`, "the name of a static cluster", r.cluster);
   });

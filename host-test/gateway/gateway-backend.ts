@@ -12,7 +12,8 @@ import type { HeaderMap } from "../abi/header-map.js";
 import type { HostBackend, HttpCalloutRequest, HttpCalloutResponse, RouteMatch, UpstreamHostInfo } from "../abi/backend.js";
 import { eligibleHosts } from "../abi/upstream-selection.js";
 import { parseRedisClusterName } from "./cluster-name.js";
-import { matchRoute, type ClusterConfig, type GatewayConfig } from "./config.js";
+import { matchRoute, type ClusterConfig, type GatewayConfig, type RouteConfig } from "./config.js";
+import { routeCluster } from "./cluster-header.js";
 import type { HealthChecker } from "./health.js";
 import type { LocalLoadBalancer } from "./local-lb.js";
 import { SharedRedisClients, type RedisEndpoint } from "./redis-shared.js";
@@ -53,8 +54,10 @@ export class GatewayBackend implements HostBackend {
 
   matchRoute(headers: HeaderMap): RouteMatch | null {
     const r = matchRoute(this.cfg, headers.get(":authority") ?? "", headers.get(":path") ?? "/");
-    return r ? { route: r.name, cluster: r.cluster } : null;
+    return r ? { route: r.name, cluster: routeCluster(r, headers) } : null;
   }
+
+  route(name: string | null): RouteConfig | undefined { return this.cfg.routes.find((r) => r.name === name); }
 
   private redisEndpoint(cluster: string): RedisEndpoint | null {
     const c = this.cluster(parseRedisClusterName(cluster).lookup);

@@ -22,6 +22,7 @@ import type { LocalLoadBalancer } from "./local-lb.js";
 import { PassThroughStream } from "./pass-through.js";
 import type { GatewayStats } from "./stats.js";
 import { splitAddress } from "./address.js";
+import { CLUSTER_NOT_FOUND_DETAILS, routeCluster } from "./cluster-header.js";
 import { ROUTER_REPLIES, type RouterReplyKind } from "./http-callout.js";
 import type { ResponseFlagName } from "../abi/constants.js";
 
@@ -88,14 +89,15 @@ export class ProxyStream implements StreamSink {
     if (!headers.has("x-request-id")) headers.add("x-request-id", randomUUID());
     const bodyless = !req.headers["transfer-encoding"] && (req.headers["content-length"] === undefined || req.headers["content-length"] === "0");
     const plugin = ctx.pluginFor(this.route);
+    const cluster = routeCluster(this.route, headers);
     this.filter = plugin
       ? plugin.newStream(plugin.pickVm(), this, {
-        route: this.route.name, cluster: this.route.cluster,
+        route: this.route.name, cluster,
         sourceAddress: `${req.socket.remoteAddress}:${req.socket.remotePort}`,
         destinationAddress: `${req.socket.localAddress}:${req.socket.localPort}`,
         protocol: `HTTP/${req.httpVersion}`, startTimeMs: Date.now(),
       })
-      : new PassThroughStream(this, this.route.name, this.route.cluster);
+      : new PassThroughStream(this, this.route.name, cluster);
     res.on("close", () => { if (!res.writableFinished) this.onClientAbort(); });
     res.on("finish", () => this.finish(this.ending ?? (this.filter.localReply ? "local_reply" : "complete")));
     this.filter.start(headers, bodyless);
@@ -111,13 +113,28 @@ export class ProxyStream implements StreamSink {
 
   // ---- StreamSink: request side ----
   requestHeadersOut(headers: HeaderMap, endStream: boolean): void {
+    if (this.filter.route === null) {
+      // Router: the re-matched route is gone (a header change matched no route) -> 404, NR.
+      this.ending = "local_reply";
+      this.filter.hostReply(404, "route_not_found", "", "NR");
+      return;
+    }
+    const cluster = this.clusterConfig();
+    if (!cluster || cluster.type !== "static") {
+      // Router: unknown cluster (a cluster_header route whose header is absent or names no
+      // cluster). This gateway proxies HTTP to static clusters only, so it answers the same for
+      // a redis/original_dst name.
+      const route = this.ctx.backend.route(this.filter.route) ?? this.route;
+      this.ending = "local_reply";
+      this.filter.hostReply(route.cluster_not_found_response_code, CLUSTER_NOT_FOUND_DETAILS, "", "NC");
+      return;
+    }
     const invalid = invalidHeader(headers);
     if (invalid !== null) { // Envoy's upstream codec refuses it: local 503 (header-check.ts)
       this.ending = "local_reply";
       this.filter.hostReply(503, `filter_removed_required_request_headers{${invalid.replace(/\s/g, "_")}}`, invalid, "DPE");
       return;
     }
-    const cluster = this.clusterConfig();
     const lb = cluster ? this.ctx.balancers.get(cluster.name) : undefined;
     const hosts = cluster ? this.ctx.backend.upstreamHosts(cluster.name) : [];
     const decision = decideUpstream(this.filter.overrideHost, hosts, (eligible) => lb?.pick(eligible) ?? null,

@@ -63,6 +63,8 @@ describe("parseGatewayConfig", () => {
       name: "llm-route",
       match: { prefix: "/v1/", domains: ["*.example.com", "api.local"] },
       cluster: "outbound|8000||vllm.static",
+      cluster_header: null,
+      cluster_not_found_response_code: 503,
       timeout_ms: 300000,
       plugin: true,
     });
@@ -84,7 +86,8 @@ describe("parseGatewayConfig", () => {
       name: "up", type: "static", lb_policy: "round_robin", connect_timeout_ms: 5000, endpoints: ["10.0.0.1:80"], health_check: null,
     });
     const withRoute = parseGatewayConfig(`${MINIMAL}\nroutes: [{ cluster: up }]\n`, "/x");
-    expect(withRoute.routes[0]).toEqual({ name: "", match: { prefix: "/", domains: ["*"] }, cluster: "up", timeout_ms: 15000, plugin: true });
+    expect(withRoute.routes[0]).toEqual({ name: "", match: { prefix: "/", domains: ["*"] }, cluster: "up",
+      cluster_header: null, cluster_not_found_response_code: 503, timeout_ms: 15000, plugin: true });
     const withHc = parseGatewayConfig(MINIMAL.replace('["10.0.0.1:80"]', '["10.0.0.1:80"]\n    health_check: {}'), "/x");
     expect(withHc.clusters[0]!.health_check).toEqual({ path: "/metrics", interval_ms: 1000, timeout_ms: 500, unhealthy_threshold: 2, healthy_threshold: 1 });
   });

@@ -1,0 +1,47 @@
+// cluster_hash settings (lb_type: cluster), read and refused exactly as Higress reads them
+// (cluster_hash/lb_policy.go 31-76 at higress 8e4041c9; higress-parity.md section 9): `clusters`
+// a non-empty list of {cluster: non-empty string, weight: integer > 0} whose weights sum to exactly
+// 100 (duplicates allowed), `hash_header` (default x-mse-consumer), `cluster_header` (default
+// x-higress-target-cluster); an empty string means the default, as in Higress.
+import { JsonValue } from "../json/value";
+import { ConfigReader } from "./reader";
+
+export class WeightedCluster {
+  constructor(public cluster: string, public weight: i32) {}
+}
+
+export class ClusterHashSettings {
+  clusters: WeightedCluster[] = [];
+  hashHeader: string = "x-mse-consumer";
+  clusterHeader: string = "x-higress-target-cluster";
+}
+
+export function parseClusterHashSettings(r: ConfigReader): ClusterHashSettings {
+  const s = new ClusterHashSettings();
+  const hash = r.str("hash_header", "");
+  if (hash.length > 0) s.hashHeader = hash.toLowerCase();
+  const target = r.str("cluster_header", "");
+  if (target.length > 0) s.clusterHeader = target.toLowerCase();
+  const o = r.obj;
+  const v: JsonValue | null = o === null ? null : o.get("clusters");
+  const items: JsonValue[] = v !== null && v.isArray() ? v.arr() : [];
+  if (items.length == 0) {
+    r.errors.add(r.key("clusters") + " must be a non-empty list of {cluster, weight}");
+    return s;
+  }
+  let sum: i64 = 0;
+  for (let i = 0; i < items.length; i++) {
+    const path = r.key("clusters") + "[" + i.toString() + "]";
+    if (!items[i].isObject()) { r.errors.add(path + " must be an object {cluster, weight}"); continue; }
+    const c = new ConfigReader(items[i], path, r.errors);
+    c.rejectUnknown(["cluster", "weight"]);
+    const name = c.str("cluster", "");
+    if (name.length == 0) r.errors.add(c.key("cluster") + " must be a non-empty string");
+    if (!c.has("weight")) r.errors.add(c.key("weight") + " is required (an integer in [1, 100])");
+    const w = c.int("weight", 0, 1, 100);
+    sum += w;
+    s.clusters.push(new WeightedCluster(name, <i32>w));
+  }
+  if (r.errors.ok && sum != 100) r.errors.add(r.key("clusters") + " weights must sum to 100, got " + sum.toString());
+  return s;
+}

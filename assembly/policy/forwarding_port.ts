@@ -12,4 +12,5 @@ export class ForwardingPort extends StreamPort {
   resumePass(): void { this.inner.resumePass(); }
   resumeShed(load: string): void { this.inner.resumeShed(load); }
   shed(load: string): void { this.inner.shed(load); }
+  admitted(): void { this.inner.admitted(); }
 }

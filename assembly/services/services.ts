@@ -12,10 +12,12 @@ import { Xorshift } from "../util/prng";
 export class Services {
   readonly candidates: CandidateSource = new CandidateSource();
   /** Gateway-side queueing (queueCapacity > 0). */
-  readonly queue: AdmissionQueue = new AdmissionQueue();
+  readonly queue: AdmissionQueue;
   private metrics: MetricsRuntime | null = null;
 
-  constructor(public rng: Xorshift, public stats: Stats, public accounting: Accounting) {}
+  constructor(public rng: Xorshift, public stats: Stats, public accounting: Accounting) {
+    this.queue = new AdmissionQueue(stats);
+  }
 
   /** Drops what belonged to the previous configuration. */
   reset(): void {

@@ -49,10 +49,12 @@ export class Stats extends RedisObserver {
   private breakersOpen: u32;
   private reclaimed: u32;
   private metricsAge: u32;
-  // Queueing (issue "slo"): defined here so the names are fixed; the queue calls queueEntered /
-  // queueLeft. Until queueing exists they stay at 0.
+  // Gateway-side queueing (services/queue/admission.ts): depth and wait of queued requests.
   private queueDepth: u32;
   private queueWait: u32;
+  private queueEnteredTotal: u32;
+  private queueAdmittedTotal: u32;
+  private queueTimeoutsTotal: u32;
 
   constructor() {
     super();
@@ -74,6 +76,9 @@ export class Stats extends RedisObserver {
     this.metricsAge = host.defineMetric(G, "llmlb_metrics_age_ms");
     this.queueDepth = host.defineMetric(G, "llmlb_queue_depth");
     this.queueWait = host.defineMetric(H, "llmlb_queue_wait_ms");
+    this.queueEnteredTotal = host.defineMetric(C, "llmlb_queue_entered_total");
+    this.queueAdmittedTotal = host.defineMetric(C, "llmlb_queue_admitted_total");
+    this.queueTimeoutsTotal = host.defineMetric(C, "llmlb_queue_timeouts_total");
   }
 
   /** At configuration: the policy's counters (its known reasons at 0) exist before traffic. */
@@ -99,11 +104,21 @@ export class Stats extends RedisObserver {
   leasesReclaimed(n: i64): void { if (n > 0) host.incrementMetric(this.reclaimed, n); }
   /** Age of the freshest endpoint metrics of the stalest policy (ms), set on tick. */
   metricsAgeMs(ms: f64): void { host.recordMetric(this.metricsAge, <u64>max(ms, 0)); }
-  queueEntered(): void { host.incrementMetric(this.queueDepth, 1); }
+  /** A request started waiting in the queue (Redis answered QUEUED). The depth gauge is moved by
+   *  +-1, never set, because Envoy shares it between the process's worker VMs. */
+  queueEntered(): void {
+    host.incrementMetric(this.queueDepth, 1);
+    host.incrementMetric(this.queueEnteredTotal, 1);
+  }
+  /** A queued request stopped waiting, however (admitted, timed out, stream ended, new configuration). */
   queueLeft(waitedMs: f64): void {
     host.incrementMetric(this.queueDepth, -1);
     host.recordMetric(this.queueWait, <u64>max(waitedMs, 0));
   }
+  /** A queued request was admitted (after queueLeft). */
+  queueAdmitted(): void { host.incrementMetric(this.queueAdmittedTotal, 1); }
+  /** A request waited queueMaxWaitMs and is shed. */
+  queueTimedOut(): void { host.incrementMetric(this.queueTimeoutsTotal, 1); }
 
   // RedisObserver (the Redis clients of this VM report here).
   replied(ms: f64): void { host.recordMetric(this.redisDuration, <u64>max(ms, 0)); }

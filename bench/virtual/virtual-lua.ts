@@ -6,9 +6,12 @@
 // last argument (so ARGV is exactly what the plugin sent) and every `redis.call('TIME')` replaced
 // by that instant. Production can never take this path: the plugin embeds only the production
 // bundles and never sends a clock; the variants exist only here, built at run time from lua/.
-// Everything else (plain commands, unknown scripts) passes unchanged.
-// Failure behaviour: throws at construction if a bundle has no TIME call to replace or keeps one
-// (lua/ changed shape: virtual time would silently read the wall clock).
+// Everything else (plain commands, unknown scripts, and bundles that never read the clock: the
+// bundler keeps only the lib definitions a script uses, so e.g. inspect has no now_ms) passes
+// unchanged.
+// Failure behaviour: throws at construction if a bundle reads the clock in a form other than
+// `redis.call('TIME')`, or keeps a TIME call after the rewrite (lua/ changed shape: virtual time
+// would silently read the wall clock).
 import { createHash } from "node:crypto";
 import { bundleLuaScripts } from "../../scripts/lua-bundle.mjs";
 import { encodeCommand } from "../../host-test/resp.js";
@@ -21,7 +24,12 @@ interface Variant { name: string; text: string; sha1: string }
 
 const sha1 = (text: string | Buffer) => createHash("sha1").update(text).digest("hex");
 
-/** The virtual variant of one bundled script text. */
+/** Whether a bundled script text names Redis' TIME command anywhere (comments left out). */
+export function readsTime(text: string): boolean {
+  return /'TIME'|"TIME"/i.test(text.replace(/--[^\n]*/g, ""));
+}
+
+/** The virtual variant of one bundled script text that reads the clock. */
 export function virtualScriptText(text: string): string {
   if (!text.includes(TIME_CALL)) throw new Error(`virtual-lua: no ${TIME_CALL} to replace`);
   const out = PROLOGUE + text.split(TIME_CALL).join(VIRTUAL_TIME);
@@ -55,6 +63,7 @@ export class VirtualLua {
 
   constructor(dir?: string) {
     for (const [name, b] of Object.entries(bundleLuaScripts(dir))) {
+      if (!readsTime(b.text)) continue; // no clock to follow: the production script runs as is
       const text = virtualScriptText(b.text);
       this.bySha.set(b.sha1, { name, text, sha1: sha1(text) });
     }

@@ -38,8 +38,23 @@ describe("virtual Lua time", () => {
     const renew = bundleLuaScripts().renew;
     expect(renew.text).toContain("redis.call('TIME')"); // production reads the Redis clock
     const { redis } = suite;
-    await redis.zadd("{t}:leases", 1, "lease-a");
+    // A live lease at the virtual instant, written as acquire's add_lease writes it (lua/lib.lua):
+    // record "<host> <cost> <bucket>", index score LEASE_BASE + bucket, the bucket's aggregate.
+    // The virtual instant lies in the wall clock's past, so a wall-clock renew would skip it.
+    const LEASE_BASE = 2 ** 46;
+    const bucketOf = (ms: number) => Math.ceil(ms / 250) * 250;
     const virtualNow = 1_767_225_600_123;
+    const b0 = bucketOf(virtualNow + 1000);
+    await redis.hset("{t}:lease", "lease-a", `h1 1 ${b0}`, `@${b0} h1`, 1);
+    await redis.zadd("{t}:leases", LEASE_BASE + b0, "lease-a", b0, `@${b0} h1`);
+    await redis.zadd("{t}:load", 1, "h1");
+    const renewedTo = async (at: number) => {
+      const b = bucketOf(at + 5000);
+      expect(await redis.hget("{t}:lease", "lease-a")).toBe(`h1 1 ${b}`);
+      expect(Number(await redis.zscore("{t}:leases", "lease-a"))).toBe(LEASE_BASE + b);
+      expect(await redis.hget("{t}:lease", `@${b} h1`)).toBe("1"); // the cost moved bucket
+      expect(Number(await redis.zscore("{t}:load", "h1"))).toBe(1); // and stayed on its host
+    };
     const query = encodeCommand(["EVALSHA", renew.sha1, 3, "{t}:load", "{t}:leases", "{t}:lease", 5000, "lease-a"]);
     const first = decodeCommand(lua.translate(query, virtualNow))!;
     expect(first[1].toString()).not.toBe(renew.sha1); // the virtual variant's sha, unknown to a fresh Redis
@@ -47,14 +62,28 @@ describe("virtual Lua time", () => {
     // The plugin's NOSCRIPT fallback sends the production text: it is swapped for the variant.
     const full = decodeCommand(lua.translate(encodeCommand(["EVAL", renew.text, 3, "{t}:load", "{t}:leases", "{t}:lease", 5000, "lease-a"]), virtualNow))!;
     expect(await redis.call("EVAL", ...full.slice(1))).toBe(1); // one lease renewed: ARGV[2..] was intact
-    expect(Number(await redis.zscore("{t}:leases", "lease-a"))).toBe(virtualNow + 5000);
+    await renewedTo(virtualNow);
     // Now loaded: EVALSHA of the variant runs, at a later virtual instant.
-    const again = decodeCommand(lua.translate(query, virtualNow + 250))!;
+    const again = decodeCommand(lua.translate(query, virtualNow + 750))!;
     expect(await redis.call("EVALSHA", ...again.slice(1))).toBe(1);
-    expect(Number(await redis.zscore("{t}:leases", "lease-a"))).toBe(virtualNow + 250 + 5000);
+    await renewedTo(virtualNow + 750);
     expect(lua.rewritten).toBe(3);
     const plain = encodeCommand(["GET", "k"]);
     expect(lua.translate(plain, virtualNow)).toBe(plain);
+    // A bundle that never reads the clock (the bundler left now_ms out) runs as production sends it.
+    const inspect = bundleLuaScripts().inspect;
+    expect(inspect.text).not.toMatch(/'TIME'/);
+    const call = encodeCommand(["EVALSHA", inspect.sha1, 1, "{t}:load"]);
+    expect(lua.translate(call, virtualNow)).toBe(call);
+    expect(lua.rewritten).toBe(3);
+  });
+
+  it("refuses a bundle that reads the clock in a form it cannot replace", async () => {
+    const { virtualScriptText, readsTime } = await import("../../bench/virtual/virtual-lua.js");
+    const odd = "local t = redis.call(\"TIME\")\nreturn t[1]";
+    expect(readsTime(odd)).toBe(true);
+    expect(() => virtualScriptText(odd)).toThrow(/no redis.call\('TIME'\) to replace/);
+    expect(readsTime("-- redis.call('TIME') only in a comment\nreturn 1")).toBe(false);
   });
 });
 

@@ -38,6 +38,18 @@ function send(gw: number, tokens: number, headers: Record<string, string> = {}):
 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A plugin metric of both gateways summed (their admin /stats/prometheus). */
+async function metric(name: string): Promise<number> {
+  let sum = 0;
+  for (const gw of stack.gateways) {
+    const text = await (await fetch(`${gw.adminUrl}/stats/prometheus`)).text();
+    const m = new RegExp(`^${name}(?:\\{\\})? (\\d+)$`, "m").exec(text);
+    expect(m, `${name} on ${gw.adminUrl}`).not.toBeNull();
+    sum += Number(m![1]);
+  }
+  return sum;
+}
+
 async function depth(): Promise<[number, number]> {
   return (await runScript(redis, "queue", QKEYS, ["depth"])) as [number, number];
 }
@@ -76,6 +88,11 @@ describe("gateway-side queueing", () => {
     // Every slot is freed when its stream ends.
     await sleep(100);
     expect(await depth()).toEqual([0, 0]);
+    // Metrics: the four that waited entered, were admitted, and left the depth gauge at 0.
+    expect(await metric("llmlb_queue_entered_total")).toBe(4);
+    expect(await metric("llmlb_queue_admitted_total")).toBe(4);
+    expect(await metric("llmlb_queue_depth")).toBe(0);
+    expect(await metric("llmlb_queue_timeouts_total")).toBe(0);
   }, 20_000);
 
   it("a request waiting longer than queueMaxWaitMs gets a 429 with Retry-After and leaves the queue", async () => {
@@ -87,6 +104,15 @@ describe("gateway-side queueing", () => {
     expect(late.retryAfter).toBe("1");
     expect(Date.now() - t0).toBeGreaterThanOrEqual(2400);
     expect((await depth())[0]).toBe(0);
+    expect(await metric("llmlb_queue_timeouts_total")).toBe(1);
+    expect(await metric("llmlb_queue_entered_total")).toBe(5);
+    expect(await metric("llmlb_queue_admitted_total")).toBe(4); // the timed-out one was never admitted
+    // Every wait is recorded, the timed-out one's too; histograms show after Envoy's stats flush.
+    const deadline = Date.now() + 6000;
+    while (Date.now() < deadline && (await metric("llmlb_queue_wait_ms_count")) < 5) await sleep(100);
+    expect(await metric("llmlb_queue_wait_ms_count")).toBe(5);
+    expect(await metric("llmlb_queue_wait_ms_sum")).toBeGreaterThan(2400); // the timed-out wait alone
+    expect(await metric("llmlb_queue_depth")).toBe(0);
     await Promise.all(longs);
   }, 20_000);
 

@@ -13,6 +13,7 @@ import { RespValue } from "../../redis/resp";
 import { Pool } from "../lease/pool";
 import { LbRequest, PRIORITY_HIGH, PRIORITY_LOW } from "../request/request";
 import { Verdict } from "../request/verdict";
+import { Stats } from "../stats";
 import * as gen from "../../generated/lua";
 import * as host from "../../host/calls";
 
@@ -61,45 +62,27 @@ class Background extends RedisReplyHandler {
   onReply(_ok: bool, _reply: RespValue | null): void {}
 }
 
-/** Plugin metrics of the queue (per gateway process). */
-class QueueStats {
-  waiting: u32 = host.defineMetric(host.MetricType.Gauge, "llmlb_queue_waiting");
-  queued: u32 = host.defineMetric(host.MetricType.Counter, "llmlb_queue_entered_total");
-  admittedAfterWait: u32 = host.defineMetric(host.MetricType.Counter, "llmlb_queue_admitted_total");
-  timeouts: u32 = host.defineMetric(host.MetricType.Counter, "llmlb_queue_timeouts_total");
-  waitMs: u32 = host.defineMetric(host.MetricType.Counter, "llmlb_queue_wait_ms_total");
-}
-
 export class AdmissionQueue {
   /** Streams holding an entry or a slot, by queue id. */
   private entries: Map<string, Entry> = new Map();
   private byRequest: Map<usize, string> = new Map();
   private readonly background: Background = new Background();
-  private stats: QueueStats | null = null;
-  private waitingCount: i64 = 0;
 
-  private metrics(): QueueStats {
-    let s = this.stats;
-    if (s === null) { s = new QueueStats(); this.stats = s; }
-    return s;
-  }
+  /** Metrics (stats.ts): llmlb_queue_depth, llmlb_queue_wait_ms, llmlb_queue_*_total. */
+  constructor(private stats: Stats) {}
 
   /** A new configuration: waiting requests go on with the route's own load balancing (their
    *  Redis client is being replaced, a poll reply might never come). */
   reset(): void {
     const all = this.entries.values();
+    const now = host.nowMillis();
     for (let i = 0; i < all.length; i++) {
       const e = all[i];
+      if (e.waiting && e.queued) this.stats.queueLeft(now - e.enqueuedMs);
       if (e.waiting && e.r.port.alive()) { e.waiting = false; e.r.port.resumePass(); }
     }
     this.entries.clear();
     this.byRequest.clear();
-    this.setWaiting(0);
-  }
-
-  private setWaiting(n: i64): void {
-    this.waitingCount = n;
-    if (this.stats !== null || n > 0) host.recordMetric(this.metrics().waiting, <u64>max<i64>(n, 0));
   }
 
   /** Takes a slot for `r` (Pending: the reply or a later poll calls r.port.admitted()); Pass when not queueing. */
@@ -132,8 +115,7 @@ export class AdmissionQueue {
       e.ahead = reply!.items.length > 1 ? I64.parseInt(reply!.items[1].str) : 0;
       if (!e.queued) {
         e.queued = true;
-        this.setWaiting(this.waitingCount + 1);
-        host.incrementMetric(this.metrics().queued, 1);
+        this.stats.queueEntered();
       }
       return;
     }
@@ -141,10 +123,8 @@ export class AdmissionQueue {
     e.waiting = false;
     e.lastRenewMs = host.nowMillis();
     if (e.queued) {
-      this.setWaiting(this.waitingCount - 1);
-      const st = this.metrics();
-      host.incrementMetric(st.admittedAfterWait, 1);
-      host.incrementMetric(st.waitMs, <i64>(e.lastRenewMs - e.enqueuedMs));
+      this.stats.queueLeft(e.lastRenewMs - e.enqueuedMs);
+      this.stats.queueAdmitted();
     }
     if (status != "ADMITTED" && reply !== null && reply.isError()) host.log(host.LogLevel.Warn, "queue failed: " + reply.str);
     e.r.port.admitted();
@@ -159,7 +139,7 @@ export class AdmissionQueue {
     if (!this.entries.has(id)) return;
     const e = this.entries.get(id);
     this.entries.delete(id);
-    if (e.waiting && e.queued) this.setWaiting(this.waitingCount - 1);
+    if (e.waiting && e.queued) this.stats.queueLeft(host.nowMillis() - e.enqueuedMs);
     e.pool.redis.evalScript(QUEUE_SCRIPT, queueKeys(e.pool), ["exit", id], this.background, host.nowMillis());
   }
 
@@ -178,7 +158,7 @@ export class AdmissionQueue {
         continue;
       }
       if (now - e.enqueuedMs >= <f64>s.maxWaitMs) {
-        host.incrementMetric(this.metrics().timeouts, 1);
+        this.stats.queueTimedOut();
         const r = e.r;
         this.leave(r);
         r.port.resumeShed("queue_timeout");

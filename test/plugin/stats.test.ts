@@ -124,7 +124,7 @@ describe("Redis trouble", () => {
   });
 
   it("a call that times out counts as a timeout", async () => {
-    h = await host({ configuration: glrConfig({ timeout: 100 }), redis: "record" });
+    h = await host({ configuration: glrConfig({ timeout: 100, pickDeadlineMs: 1000 }), redis: "record" });
     postChat(h);
     h.advance(101);
     expect(h.metric("llmlb_redis_failures_total", { kind: "timeout" })).toBe(1);
@@ -140,7 +140,7 @@ describe("Redis trouble", () => {
   });
 
   it("call latency lands in the histogram at the next stats flush, in ms", async () => {
-    h = await host({ configuration: glrConfig(), redis: "record" });
+    h = await host({ configuration: glrConfig({ pickDeadlineMs: 100 }), redis: "record" });
     postChat(h);
     h.advance(40);
     h.redisCalls[0].reply("*4\r\n$2\r\nOK\r\n$13\r\n10.0.0.1:8000\r\n$1\r\n0\r\n$0\r\n\r\n");

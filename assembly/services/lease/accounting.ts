@@ -57,8 +57,17 @@ class AcquireReply extends RedisReplyHandler {
   constructor(public acc: Accounting, public s: LbRequest, public pool: Pool, public c: CandidateSet,
     public call: AcquireCall, public withList: bool) { super(); }
 
+  /** The stream went on without this reply (pick deadline): the reply, when it comes, is undone. */
+  abandoned: bool = false;
+
   onReply(ok: bool, reply: RespValue | null): void {
-    this.acc.onAcquireReply(this, ok, reply);
+    if (this.abandoned) this.acc.onAbandonedReply(this, ok, reply);
+    else this.acc.onAcquireReply(this, ok, reply);
+  }
+
+  onDeadline(): void {
+    this.abandoned = true;
+    this.acc.onAcquireDeadline(this);
   }
 }
 
@@ -146,7 +155,7 @@ export class Accounting {
     if (s.leaseId.length == 0) s.leaseId = this.newLeaseId();
     const args = pool.acquireTail(pool.acquireArgs(s.leaseId, s.cost, s.limit, <u32>(this.rng.next() >> 33), c, withList, call.extraArgs), now);
     const keys = pool.withCompatKey(pool.acquireKeys(c).concat(call.extraKeys));
-    return pool.redis.evalScript(call.script, keys, args, new AcquireReply(this, s, pool, c, call, withList), now);
+    return pool.redis.evalScript(call.script, keys, args, new AcquireReply(this, s, pool, c, call, withList), now, pool.pickDeadlineWaitMs());
   }
 
   /** Per-VM least request (or a local lease on `fixedHost`): Redis is down, or answered something unusable. */
@@ -174,8 +183,8 @@ export class Accounting {
       return;
     }
     if (!ok && s.leaseId.length > 0) {
-      // No reply (timeout, network): the acquire may have run, or may still run when Redis comes
-      // back. Its id is released with a tombstone once Redis answers again (tick), so it is undone
+      // No reply (pick deadline, timeout, network): the acquire may have run, or may still run
+      // when Redis comes back (it carries the deadline, so a late run is refused: LATE). Its id is released with a tombstone once Redis answers again (tick), so it is undone
       // if it ran and refused if it runs later.
       r.pool.giveUp(s.leaseId);
     }
@@ -197,9 +206,32 @@ export class Accounting {
     }
     if (reply !== null && reply.isError()) host.log(host.LogLevel.Warn, "acquire failed: " + reply.str);
     // Network error, timeout, NO_CANDIDATE, a script error: never fail the request for it.
+    this.resumeByFallback(r);
+  }
+
+  private resumeByFallback(r: AcquireReply): void {
+    const s = r.s;
     const v = this.fallback(s, r.c, r.call.fixedHost);
     if (v == Verdict.Picked) s.port.resumeWith(s.pickedHost, s.reason, "");
     else s.port.resumePass();
+  }
+
+  /** No reply within the pick deadline: the stream goes on by the fallback; the call stays pending. */
+  onAcquireDeadline(r: AcquireReply): void {
+    if (r.s.port.alive()) this.resumeByFallback(r);
+  }
+
+  /**
+   * The reply to an acquire the stream stopped waiting for: a lease it took is released at once;
+   * no reply at all (timeout, network) gives the id up (released with a tombstone once Redis
+   * answers, so a run still queued in Redis writes nothing). LATE (the acquire carried the
+   * deadline, Redis refused it) and other answers wrote nothing.
+   */
+  onAbandonedReply(r: AcquireReply, ok: bool, reply: RespValue | null): void {
+    const status = ok && reply !== null && !reply.isError() ? replyStatus(reply) : "";
+    if (status == "LATE") r.pool.redis.learnClock(replyItem(reply!, 1), host.nowMillis());
+    if (status == "OK") this.release(new Lease(r.s.leaseId, r.pool, replyItem(reply!, 1), r.s.cost), false);
+    else if (!ok) r.pool.giveUp(r.s.leaseId);
   }
 
   /** Exactly once per lease (Lease.released guards it). */

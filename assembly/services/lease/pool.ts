@@ -64,11 +64,17 @@ export class Pool {
    * is not known yet) and the compat flag.
    */
   acquireTail(args: string[], now: f64): string[] {
-    const deadline = this.redis.redisDeadline(now, <f64>this.redis.timeoutMs);
+    const deadline = this.redis.redisDeadline(now, this.pickWaitMs());
     if (deadline > 0 || this.compat) args.push(deadline.toString());
     if (this.compat) args.push("1");
     return args;
   }
+
+  /** How long a pick waits for Redis: pickDeadlineMs, never past the Redis timeout. */
+  pickWaitMs(): f64 { return <f64>min(this.cfg.pickDeadlineMs, <i64>this.redis.timeoutMs); }
+
+  /** The client-side wait of a pick: 0 (the Redis timeout decides) unless shorter than the timeout. */
+  pickDeadlineWaitMs(): f64 { return this.cfg.pickDeadlineMs < <i64>this.redis.timeoutMs ? <f64>this.cfg.pickDeadlineMs : 0; }
 
   keyCandidates(fp: string): string { return this.ns + ":cand:" + fp; }
 

@@ -59,6 +59,8 @@ class AcquireReply extends RedisReplyHandler {
 
   /** The stream went on without this reply (pick deadline): the reply, when it comes, is undone. */
   abandoned: bool = false;
+  /** The acquire carried its deadline (Redis's clock known): Redis refuses a late run (LATE). */
+  deadline: bool = false;
 
   onReply(ok: bool, reply: RespValue | null): void {
     if (this.abandoned) this.acc.onAbandonedReply(this, ok, reply);
@@ -155,7 +157,9 @@ export class Accounting {
     if (s.leaseId.length == 0) s.leaseId = this.newLeaseId();
     const args = pool.acquireTail(pool.acquireArgs(s.leaseId, s.cost, s.limit, <u32>(this.rng.next() >> 33), c, withList, call.extraArgs), now);
     const keys = pool.withCompatKey(pool.acquireKeys(c).concat(call.extraKeys));
-    return pool.redis.evalScript(call.script, keys, args, new AcquireReply(this, s, pool, c, call, withList), now, pool.pickDeadlineWaitMs());
+    const reply = new AcquireReply(this, s, pool, c, call, withList);
+    reply.deadline = pool.redis.clockKnown;
+    return pool.redis.evalScript(call.script, keys, args, reply, now, pool.pickDeadlineWaitMs());
   }
 
   /** Per-VM least request (or a local lease on `fixedHost`): Redis is down, or answered something unusable. */
@@ -183,10 +187,10 @@ export class Accounting {
       return;
     }
     if (!ok && s.leaseId.length > 0) {
-      // No reply (pick deadline, timeout, network): the acquire may have run, or may still run
-      // when Redis comes back (it carries the deadline, so a late run is refused: LATE). Its id is released with a tombstone once Redis answers again (tick), so it is undone
-      // if it ran and refused if it runs later.
-      r.pool.giveUp(s.leaseId);
+      // No reply (timeout, network): the acquire may have run, or may still run when Redis comes
+      // back. Its id is released once Redis answers again (tick); a late run is refused by its
+      // deadline (LATE) or, when it carried none (clock not known yet), by a tombstone.
+      r.pool.giveUp(s.leaseId, !r.deadline);
     }
     if (status == "OK") {
       if (r.withList) r.pool.markSynced(r.c, now);
@@ -223,15 +227,15 @@ export class Accounting {
 
   /**
    * The reply to an acquire the stream stopped waiting for: a lease it took is released at once;
-   * no reply at all (timeout, network) gives the id up (released with a tombstone once Redis
-   * answers, so a run still queued in Redis writes nothing). LATE (the acquire carried the
+   * no reply at all (timeout, network) gives the id up (released once Redis answers; with a
+   * tombstone only when the acquire carried no deadline, so a run still queued writes nothing). LATE (the acquire carried the
    * deadline, Redis refused it) and other answers wrote nothing.
    */
   onAbandonedReply(r: AcquireReply, ok: bool, reply: RespValue | null): void {
     const status = ok && reply !== null && !reply.isError() ? replyStatus(reply) : "";
     if (status == "LATE") r.pool.redis.learnClock(replyItem(reply!, 1), host.nowMillis());
     if (status == "OK") this.release(new Lease(r.s.leaseId, r.pool, replyItem(reply!, 1), r.s.cost), false);
-    else if (!ok) r.pool.giveUp(r.s.leaseId);
+    else if (!ok) r.pool.giveUp(r.s.leaseId, !r.deadline);
   }
 
   /** Exactly once per lease (Lease.released guards it). */
@@ -259,7 +263,8 @@ export class Accounting {
     let sent = 0;
     while (pool.givenUp.length > 0 && sent < GIVEN_UP_PER_TICK && !pool.redis.breaker.isOpen()) {
       const id = pool.givenUp.shift();
-      pool.redis.evalScript(RELEASE_SCRIPT, pool.lifecycleKeys(), pool.releaseArgs(id, 0, true), this.background, now);
+      const tombstone = pool.givenUpTombstone.shift();
+      pool.redis.evalScript(RELEASE_SCRIPT, pool.lifecycleKeys(), pool.releaseArgs(id, 0, tombstone), this.background, now);
       sent++;
     }
   }

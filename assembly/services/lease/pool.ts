@@ -23,6 +23,7 @@ export class Pool {
   lastReconcileMs: f64 = 0;
   /** Lease ids whose acquire got no reply, released with a tombstone once Redis answers again. */
   givenUp: string[] = [];
+  givenUpTombstone: bool[] = [];
   /** Healer calls sent in the current tick (reconcile.lua answered more = 1). */
   healerRounds: i32 = 0;
   /** Higress's counter hash, kept too with `compat: true` (rolling migration; lua/README.md). */
@@ -38,10 +39,14 @@ export class Pool {
     this.higressKey = cfg.prefix.compat ? "higress:global_least_request_table:" + route + ":" + cluster : "";
   }
 
-  /** Remembers an id to release later (at most MAX_GIVEN_UP; older ones expire by their TTL). */
-  giveUp(id: string): void {
-    if (this.givenUp.length >= MAX_GIVEN_UP) this.givenUp.shift();
+  /**
+   * Remembers an id to release later (at most MAX_GIVEN_UP; older ones expire by their TTL).
+   * tombstone: the acquire carried no deadline, so a run of it queued in Redis must be refused.
+   */
+  giveUp(id: string, tombstone: bool): void {
+    if (this.givenUp.length >= MAX_GIVEN_UP) { this.givenUp.shift(); this.givenUpTombstone.shift(); }
     this.givenUp.push(id);
+    this.givenUpTombstone.push(tombstone);
   }
 
   get compat(): bool { return this.higressKey.length > 0; }

@@ -109,7 +109,9 @@ export class Plugin {
 
   /**
    * Proxy-Wasm has no per-stream timer: while a pick waits for Redis the root tick runs at the
-   * pick deadline's period (Envoy re-arms the timer when the period changes: host-test/README.md),
+   * pick deadline's period (Envoy's Wasm::setTickPeriod, source/extensions/common/wasm/wasm.cc,
+   * disables the running timer and arms a new one at the new period; host-test/abi/root-context.ts
+   * does the same),
    * and back at the configured period once no pick waits. Called after every entry that may send
    * or settle a pick (a held stream, a Redis reply, the tick).
    */

@@ -319,6 +319,14 @@ describe("validation refuses what the plugin cannot use", () => {
     expectContains(error(`{"lb_policy":"endpoint_metrics","lb_config":{"rate_limit":"0.6x"}}`), "lb_config.rate_limit must be a number");
   });
 
+  it("pickDeadlineMs: 50 by default, an integer in [1, 60000], refused by name otherwise", () => {
+    expect(parsePluginConfig(glr(`"timeout":2000`)).config!.defaultConfig!.pickDeadlineMs).toBe(50);
+    expect(parsePluginConfig(glr(`"pickDeadlineMs":"5"`)).config!.defaultConfig!.pickDeadlineMs).toBe(5);
+    expectContains(error(glr(`"pickDeadlineMs":0`)), "lb_config.pickDeadlineMs must be an integer in [1, 60000] (milliseconds), got 0");
+    expectContains(error(glr(`"pickDeadlineMs":"5ms"`)), "lb_config.pickDeadlineMs must be an integer");
+    expectContains(error(glr(`"pickDeadlineMs":60001`)), "lb_config.pickDeadlineMs must be an integer");
+  });
+
   it("Higress's zero-means-default durations", () => {
     const c = parsePluginConfig(glr(`"timeout":0,"cleanInterval":0`)).config!.defaultConfig!;
     expect(c.redis!.timeoutMs).toBe(3000);

@@ -65,6 +65,8 @@ export class LbConfig {
   // Redis outage handling
   breakerFailures: i64 = 3;
   breakerOpenMs: i64 = 5000;
+  /** How long a held request waits for its pick's Redis reply before the local fallback. */
+  pickDeadlineMs: i64 = 50;
   // Hand-off and debugging
   destinationHeader: string = "";
   debugHeader: string = "";
@@ -89,7 +91,7 @@ export class LbConfig {
 const COMMON_KEYS: string[] = ["serviceFQDN", "servicePort", "serviceHost", "username", "password", "timeout", "database",
   "keyPrefix", "leaseTTL", "candidateTTL", "cleanInterval", "costMode", "maxRequestCount", "shedStatus",
   "retryAfter", "priorityHeader", "highPriorityValue", "lowPriorityValue", "lowPriorityFraction",
-  "failurePenalty", "failurePenaltySeconds", "breakerFailures", "breakerOpenSeconds", "destinationHeader",
+  "failurePenalty", "failurePenaltySeconds", "breakerFailures", "breakerOpenSeconds", "pickDeadlineMs", "destinationHeader",
   "debugHeader", "staticHosts", "healthyStatuses", "bodilessRequests", "maxBodyBytes", "enableDetailLog",
   "header", "logLevel", "keyScope"];
 
@@ -192,6 +194,7 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
   c.failurePenaltyMs = r.int("failurePenaltySeconds", 10, 0, 3600, "seconds") * 1000;
   c.breakerFailures = r.int("breakerFailures", 3, 1, 1000);
   c.breakerOpenMs = r.int("breakerOpenSeconds", 5, 1, 3600, "seconds") * 1000;
+  c.pickDeadlineMs = r.int("pickDeadlineMs", 50, 1, 60000, "milliseconds");
   c.destinationHeader = r.headerName("destinationHeader", "", true);
   c.debugHeader = r.headerName("debugHeader", "", true);
   c.staticHosts = r.hostPortList("staticHosts");

@@ -25,6 +25,11 @@ export class Plugin {
   private clients: Map<string, RedisClient> = new Map();
   private pools: Map<string, Pool> = new Map();
   private policies: Map<usize, Policy> = new Map();
+  /** The tick period configured (background work), the short one while picks wait, the one set. */
+  private baseTickMs: i64 = 0;
+  private fastTickMs: i64 = 0;
+  private tickMs: i64 = 0;
+  private lastFullTickMs: f64 = -1e18;
 
   constructor(rng: Xorshift) {
     const stats = new Stats();
@@ -43,13 +48,20 @@ export class Plugin {
     this.policies.clear();
     this.services.reset();
     let needTick = false;
+    let fastMs: i64 = 0;
     let queuePollMs: i64 = 0;
     const all = cfg.all();
     for (let i = 0; i < all.length; i++) {
       const c = all[i];
       const p = makePolicy(c, this.services);
       if (p !== null) { this.policies.set(changetype<usize>(c), p); this.stats.definePolicy(c.policy); }
-      if (c.usesRedis()) { this.clientFor(c); needTick = true; }
+      if (c.usesRedis()) {
+        this.clientFor(c);
+        needTick = true;
+        // A fifth of the deadline: an expired pick is noticed within deadline + deadline / 5.
+        const t = max<i64>(1, c.pickDeadlineMs / 5);
+        fastMs = fastMs == 0 ? t : min(fastMs, t);
+      }
       if (c.usesRedis() && c.queue.capacity > 0) queuePollMs = queuePollMs == 0 ? c.queue.pollMs : min(queuePollMs, c.queue.pollMs);
       this.services.candidates.addStatic(c);
     }
@@ -57,6 +69,9 @@ export class Plugin {
     const mr = this.services.metricsRuntimeIfAny();
     if (mr !== null && mr.tickPeriodMs() > 0) tickMs = tickMs == 0 ? mr.tickPeriodMs() : min(tickMs, mr.tickPeriodMs());
     if (queuePollMs > 0) tickMs = min(tickMs, queuePollMs);
+    this.baseTickMs = tickMs;
+    this.fastTickMs = fastMs > 0 && tickMs > 0 ? min(fastMs, tickMs) : tickMs;
+    this.tickMs = tickMs;
     return tickMs;
   }
 
@@ -93,7 +108,37 @@ export class Plugin {
     return pool;
   }
 
+  /**
+   * Proxy-Wasm has no per-stream timer: while a pick waits for Redis the root tick runs at the
+   * pick deadline's period (Envoy's Wasm::setTickPeriod, source/extensions/common/wasm/wasm.cc,
+   * disables the running timer and arms a new one at the new period; host-test/abi/root-context.ts
+   * does the same),
+   * and back at the configured period once no pick waits. Called after every entry that may send
+   * or settle a pick (a held stream, a Redis reply, the tick).
+   */
+  adjustTick(): void {
+    if (this.baseTickMs == 0) return;
+    let waiting = false;
+    const clients = this.clients.values();
+    for (let i = 0; i < clients.length && !waiting; i++) waiting = clients[i].waiting > 0;
+    const want = waiting ? this.fastTickMs : this.baseTickMs;
+    if (want == this.tickMs) return;
+    this.tickMs = want;
+    host.setTickPeriod(<u32>want);
+  }
+
   tick(now: f64): void {
+    const clients = this.clients.values();
+    for (let i = 0; i < clients.length; i++) clients[i].expireWaits(now);
+    // Short ticks (picks waiting) only expire deadlines; the rest runs at the configured period.
+    if (now - this.lastFullTickMs >= <f64>this.baseTickMs * 0.9) {
+      this.lastFullTickMs = now;
+      this.fullTick(now);
+    }
+    this.adjustTick();
+  }
+
+  private fullTick(now: f64): void {
     const clients = this.clients.values();
     for (let i = 0; i < clients.length; i++) clients[i].sweep(now);
     const pools = this.pools.values();
@@ -119,7 +164,8 @@ export class Plugin {
     const now = host.nowMillis();
     const clients = this.clients.values();
     for (let i = 0; i < clients.length; i++) {
-      if (clients[i].onResponse(token, status, size, now)) return;
+      if (clients[i].onResponse(token, status, size, now)) break;
     }
+    this.adjustTick();
   }
 }

@@ -21,6 +21,11 @@ import * as obs from "./observer";
 export abstract class RedisReplyHandler {
   /** ok = false: not sent, network error, timeout. A Redis error reply comes with ok = true. */
   abstract onReply(ok: bool, reply: RespValue | null): void;
+  /**
+   * The caller's wait (pick deadline) ended with no reply; the call stays pending and onReply
+   * still comes once, with the reply or the failure. Default: treated as a failure now.
+   */
+  onDeadline(): void { this.onReply(false, null); }
 }
 
 export class LuaScript {
@@ -30,7 +35,7 @@ export class LuaScript {
 class PendingCall {
   /** counted: a failure feeds the breaker (the tick's probe does not: it only ever closes it). */
   constructor(public handler: RedisReplyHandler, public startedMs: f64, public script: LuaScript | null,
-    public keys: string[], public args: string[], public counted: bool = true) {}
+    public keys: string[], public args: string[], public counted: bool = true, public waitMs: f64 = 0) {}
 }
 
 function evalCommand(verb: string, body: string, keys: string[], args: string[]): Uint8Array {
@@ -72,6 +77,8 @@ export class RedisClient {
   private initialized: bool = false;
   private lastInitMs: f64 = -1e18;
   private pending: Map<u32, PendingCall> = new Map();
+  /** Pending calls with a pick deadline. */
+  waiting: i32 = 0;
   breaker: CircuitBreaker;
   /** Counters for metrics and tests. */
   failures: u64 = 0;
@@ -108,10 +115,14 @@ export class RedisClient {
     return this.initialized && this.breaker.allow(now);
   }
 
-  /** EVALSHA `script`; returns false when nothing was sent (caller falls back; handler not called). */
-  evalScript(script: LuaScript, keys: string[], args: string[], handler: RedisReplyHandler, now: f64): bool {
+  /**
+   * EVALSHA `script`; returns false when nothing was sent (caller falls back; handler not called).
+   * waitMs > 0: the caller waits at most that long (a pick deadline): expireWaits fails the call
+   * then (counted by the breaker) and a reply arriving later is dropped.
+   */
+  evalScript(script: LuaScript, keys: string[], args: string[], handler: RedisReplyHandler, now: f64, waitMs: f64 = 0): bool {
     if (!this.ready(now)) return false;
-    return this.send(evalCommand("EVALSHA", script.sha, keys, args), new PendingCall(handler, now, script, keys, args), now);
+    return this.send(evalCommand("EVALSHA", script.sha, keys, args), new PendingCall(handler, now, script, keys, args, true, waitMs), now);
   }
 
   command(args: string[], handler: RedisReplyHandler, now: f64): bool {
@@ -130,14 +141,42 @@ export class RedisClient {
     }
     this.calls++;
     this.pending.set(r.token, call);
+    if (call.waitMs > 0) this.waiting++;
     return true;
+  }
+
+  /** Removes a pending call (every ending of a call goes through here). */
+  private take(token: u32): PendingCall {
+    const call = this.pending.get(token);
+    this.pending.delete(token);
+    if (call.waitMs > 0) this.waiting--;
+    return call;
+  }
+
+  /**
+   * From the tick: tells the callers whose wait (pick deadline) passed, counting a failure (the
+   * breaker opens after breakerFailures misses in a row); their calls stay pending, so a late
+   * reply still reaches the handler. Returns whether calls with a deadline are still waited for.
+   */
+  expireWaits(now: f64): bool {
+    if (this.waiting == 0) return false;
+    const tokens = this.pending.keys();
+    for (let i = 0; i < tokens.length; i++) {
+      const call = this.pending.get(tokens[i]);
+      if (call.waitMs > 0 && now - call.startedMs >= call.waitMs) {
+        call.waitMs = 0;
+        this.waiting--;
+        this.noteFailure(obs.REDIS_FAIL_DEADLINE, now, true);
+        call.handler.onDeadline();
+      }
+    }
+    return this.waiting > 0;
   }
 
   /** The root context's proxy_on_redis_call_response. Returns false for an unknown token. */
   onResponse(token: u32, status: u32, size: u32, now: f64): bool {
     if (!this.pending.has(token)) return false;
-    const call = this.pending.get(token);
-    this.pending.delete(token);
+    const call = this.take(token);
     if (status != 0) {
       this.fail(call, now, now - call.startedMs >= <f64>this.timeoutMs ? obs.REDIS_FAIL_TIMEOUT : obs.REDIS_FAIL_NETWORK);
       return true;
@@ -151,7 +190,7 @@ export class RedisClient {
     const script = call.script;
     if (script !== null && reply.isError() && reply.str.startsWith("NOSCRIPT")) {
       // The script cache was flushed or this is a new server: send the text once, same handler.
-      const again = new PendingCall(call.handler, now, null, [], []);
+      const again = new PendingCall(call.handler, call.startedMs, null, [], [], true, call.waitMs);
       if (!this.send(evalCommand("EVAL", script.source, call.keys, call.args), again, now)) call.handler.onReply(false, null);
       return true;
     }
@@ -216,7 +255,7 @@ export class RedisClient {
     for (let i = 0; i < tokens.length; i++) {
       const call = this.pending.get(tokens[i]);
       if (now - call.startedMs > limit) {
-        this.pending.delete(tokens[i]);
+        this.take(tokens[i]);
         this.fail(call, now, obs.REDIS_FAIL_TIMEOUT);
       }
     }

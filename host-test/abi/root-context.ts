@@ -107,7 +107,11 @@ export class RootContext {
     this.vm.contexts.delete(this.id);
   }
 
-  /** proxy_set_tick_period_milliseconds: 0 disables; otherwise proxy_on_tick every period. */
+  /**
+   * proxy_set_tick_period_milliseconds: 0 disables; otherwise proxy_on_tick every period. As
+   * Envoy's Wasm::setTickPeriod (source/extensions/common/wasm/wasm.cc): a running timer is
+   * disabled and a new one armed at the new period, so a change takes effect at once.
+   */
   setTickPeriod(ms: number): void {
     this.cancelTick?.();
     this.cancelTick = null;

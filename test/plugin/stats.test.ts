@@ -124,7 +124,7 @@ describe("Redis trouble", () => {
   });
 
   it("a call that times out counts as a timeout", async () => {
-    h = await host({ configuration: glrConfig({ timeout: 100 }), redis: "record" });
+    h = await host({ configuration: glrConfig({ timeout: 100, pickDeadlineMs: 1000 }), redis: "record" });
     postChat(h);
     h.advance(101);
     expect(h.metric("llmlb_redis_failures_total", { kind: "timeout" })).toBe(1);
@@ -140,7 +140,7 @@ describe("Redis trouble", () => {
   });
 
   it("call latency lands in the histogram at the next stats flush, in ms", async () => {
-    h = await host({ configuration: glrConfig(), redis: "record" });
+    h = await host({ configuration: glrConfig({ pickDeadlineMs: 100 }), redis: "record" });
     postChat(h);
     h.advance(40);
     h.redisCalls[0].reply("*4\r\n$2\r\nOK\r\n$13\r\n10.0.0.1:8000\r\n$1\r\n0\r\n$0\r\n\r\n");
@@ -180,7 +180,7 @@ describe("shedding and leases", () => {
     await h.redisIdle();
     own.complete();
     await h.redisIdle();
-    await sleep(2100); // Redis's clock decides expiry
+    await sleep(2300); // Redis's clock decides expiry: leaseTTL + the 250 ms expiry bucket
     // The two leases may sit in consecutive 250 ms expiry buckets, so they can be collected on
     // different ticks: each dead lease record counts once, when reconcile.lua removes it.
     for (let i = 0; i < 12 && (h.metric("llmlb_leases_reclaimed_total") as number) < 2; i++) {

@@ -57,8 +57,19 @@ class AcquireReply extends RedisReplyHandler {
   constructor(public acc: Accounting, public s: LbRequest, public pool: Pool, public c: CandidateSet,
     public call: AcquireCall, public withList: bool) { super(); }
 
+  /** The stream went on without this reply (pick deadline): the reply, when it comes, is undone. */
+  abandoned: bool = false;
+  /** The acquire carried its deadline (Redis's clock known): Redis refuses a late run (LATE). */
+  deadline: bool = false;
+
   onReply(ok: bool, reply: RespValue | null): void {
-    this.acc.onAcquireReply(this, ok, reply);
+    if (this.abandoned) this.acc.onAbandonedReply(this, ok, reply);
+    else this.acc.onAcquireReply(this, ok, reply);
+  }
+
+  onDeadline(): void {
+    this.abandoned = true;
+    this.acc.onAcquireDeadline(this);
   }
 }
 
@@ -146,7 +157,9 @@ export class Accounting {
     if (s.leaseId.length == 0) s.leaseId = this.newLeaseId();
     const args = pool.acquireTail(pool.acquireArgs(s.leaseId, s.cost, s.limit, <u32>(this.rng.next() >> 33), c, withList, call.extraArgs), now);
     const keys = pool.withCompatKey(pool.acquireKeys(c).concat(call.extraKeys));
-    return pool.redis.evalScript(call.script, keys, args, new AcquireReply(this, s, pool, c, call, withList), now);
+    const reply = new AcquireReply(this, s, pool, c, call, withList);
+    reply.deadline = pool.redis.clockKnown;
+    return pool.redis.evalScript(call.script, keys, args, reply, now, pool.pickDeadlineWaitMs());
   }
 
   /** Per-VM least request (or a local lease on `fixedHost`): Redis is down, or answered something unusable. */
@@ -175,9 +188,9 @@ export class Accounting {
     }
     if (!ok && s.leaseId.length > 0) {
       // No reply (timeout, network): the acquire may have run, or may still run when Redis comes
-      // back. Its id is released with a tombstone once Redis answers again (tick), so it is undone
-      // if it ran and refused if it runs later.
-      r.pool.giveUp(s.leaseId);
+      // back. Its id is released once Redis answers again (tick); a late run is refused by its
+      // deadline (LATE) or, when it carried none (clock not known yet), by a tombstone.
+      r.pool.giveUp(s.leaseId, !r.deadline);
     }
     if (status == "OK") {
       if (r.withList) r.pool.markSynced(r.c, now);
@@ -197,9 +210,32 @@ export class Accounting {
     }
     if (reply !== null && reply.isError()) host.log(host.LogLevel.Warn, "acquire failed: " + reply.str);
     // Network error, timeout, NO_CANDIDATE, a script error: never fail the request for it.
+    this.resumeByFallback(r);
+  }
+
+  private resumeByFallback(r: AcquireReply): void {
+    const s = r.s;
     const v = this.fallback(s, r.c, r.call.fixedHost);
     if (v == Verdict.Picked) s.port.resumeWith(s.pickedHost, s.reason, "");
     else s.port.resumePass();
+  }
+
+  /** No reply within the pick deadline: the stream goes on by the fallback; the call stays pending. */
+  onAcquireDeadline(r: AcquireReply): void {
+    if (r.s.port.alive()) this.resumeByFallback(r);
+  }
+
+  /**
+   * The reply to an acquire the stream stopped waiting for: a lease it took is released at once;
+   * no reply at all (timeout, network) gives the id up (released once Redis answers; with a
+   * tombstone only when the acquire carried no deadline, so a run still queued writes nothing). LATE (the acquire carried the
+   * deadline, Redis refused it) and other answers wrote nothing.
+   */
+  onAbandonedReply(r: AcquireReply, ok: bool, reply: RespValue | null): void {
+    const status = ok && reply !== null && !reply.isError() ? replyStatus(reply) : "";
+    if (status == "LATE") r.pool.redis.learnClock(replyItem(reply!, 1), host.nowMillis());
+    if (status == "OK") this.release(new Lease(r.s.leaseId, r.pool, replyItem(reply!, 1), r.s.cost), false);
+    else if (!ok) r.pool.giveUp(r.s.leaseId, !r.deadline);
   }
 
   /** Exactly once per lease (Lease.released guards it). */
@@ -227,7 +263,8 @@ export class Accounting {
     let sent = 0;
     while (pool.givenUp.length > 0 && sent < GIVEN_UP_PER_TICK && !pool.redis.breaker.isOpen()) {
       const id = pool.givenUp.shift();
-      pool.redis.evalScript(RELEASE_SCRIPT, pool.lifecycleKeys(), pool.releaseArgs(id, 0, true), this.background, now);
+      const tombstone = pool.givenUpTombstone.shift();
+      pool.redis.evalScript(RELEASE_SCRIPT, pool.lifecycleKeys(), pool.releaseArgs(id, 0, tombstone), this.background, now);
       sent++;
     }
   }

@@ -23,6 +23,7 @@ export class Pool {
   lastReconcileMs: f64 = 0;
   /** Lease ids whose acquire got no reply, released with a tombstone once Redis answers again. */
   givenUp: string[] = [];
+  givenUpTombstone: bool[] = [];
   /** Healer calls sent in the current tick (reconcile.lua answered more = 1). */
   healerRounds: i32 = 0;
   /** Higress's counter hash, kept too with `compat: true` (rolling migration; lua/README.md). */
@@ -38,10 +39,14 @@ export class Pool {
     this.higressKey = cfg.prefix.compat ? "higress:global_least_request_table:" + route + ":" + cluster : "";
   }
 
-  /** Remembers an id to release later (at most MAX_GIVEN_UP; older ones expire by their TTL). */
-  giveUp(id: string): void {
-    if (this.givenUp.length >= MAX_GIVEN_UP) this.givenUp.shift();
+  /**
+   * Remembers an id to release later (at most MAX_GIVEN_UP; older ones expire by their TTL).
+   * tombstone: the acquire carried no deadline, so a run of it queued in Redis must be refused.
+   */
+  giveUp(id: string, tombstone: bool): void {
+    if (this.givenUp.length >= MAX_GIVEN_UP) { this.givenUp.shift(); this.givenUpTombstone.shift(); }
     this.givenUp.push(id);
+    this.givenUpTombstone.push(tombstone);
   }
 
   get compat(): bool { return this.higressKey.length > 0; }
@@ -64,11 +69,17 @@ export class Pool {
    * is not known yet) and the compat flag.
    */
   acquireTail(args: string[], now: f64): string[] {
-    const deadline = this.redis.redisDeadline(now, <f64>this.redis.timeoutMs);
+    const deadline = this.redis.redisDeadline(now, this.pickWaitMs());
     if (deadline > 0 || this.compat) args.push(deadline.toString());
     if (this.compat) args.push("1");
     return args;
   }
+
+  /** How long a pick waits for Redis: pickDeadlineMs, never past the Redis timeout. */
+  pickWaitMs(): f64 { return <f64>min(this.cfg.pickDeadlineMs, <i64>this.redis.timeoutMs); }
+
+  /** The client-side wait of a pick: 0 (the Redis timeout decides) unless shorter than the timeout. */
+  pickDeadlineWaitMs(): f64 { return this.cfg.pickDeadlineMs < <i64>this.redis.timeoutMs ? <f64>this.cfg.pickDeadlineMs : 0; }
 
   keyCandidates(fp: string): string { return this.ns + ":cand:" + fp; }
 

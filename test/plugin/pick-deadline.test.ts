@@ -1,0 +1,78 @@
+// The pick deadline (lb_config.pickDeadlineMs; issue 11 item 2) through the host facade with a
+// recorded Redis: a pick Redis does not answer goes on by the local fallback within the deadline
+// plus one short tick, the tick period is short only while a pick waits, a reply arriving later
+// is released, and deadline misses open the breaker.
+import { afterEach, describe, expect, it } from "vitest";
+import { CLUSTER, glrConfig, host, hosts, postChat } from "./harness.js";
+import type { TestHost } from "../../host-test/facade/index.js";
+
+const NS = `{llmlb:llm:${CLUSTER}}`;
+let h: TestHost | null = null;
+afterEach(() => { h?.close(); h = null; });
+
+const fallbacks = (t: TestHost) => t.metric("llmlb_picks_total", { policy: "global_least_request", reason: "local_fallback" });
+const misses = (t: TestHost) => t.metric("llmlb_redis_failures_total", { kind: "pick_deadline" });
+const leaseIdOf = (text: string) => /\r\n\$\d+\r\n([^\r]+:[0-9a-z]+)\r\n/.exec(text.split(NS + ":seen")[1])![1];
+const tickOf = (t: TestHost) => (t.plugin.vms[0].root as unknown as { tickPeriodMs: number }).tickPeriodMs;
+const OK = (addr: string) => `*4\r\n$2\r\nOK\r\n$${addr.length}\r\n${addr}\r\n$1\r\n1\r\n$0\r\n\r\n`;
+
+describe("pick deadline", () => {
+  it("a pick Redis never answers is forwarded by the fallback within the deadline + one tick (pickDeadlineMs / 5)", async () => {
+    h = await host({ configuration: glrConfig({ pickDeadlineMs: 20, timeout: 3000 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    const { s } = postChat(h);
+    expect(h.redisCalls.length).toBe(1);
+    h.advance(19);
+    expect(s.forwarded).toBeNull(); // still waiting for Redis
+    h.advance(5); // the short tick (4 ms) after the deadline
+    expect(s.forwarded!.upstream.via).toBe("override");
+    expect(fallbacks(h)).toBe(1);
+    expect(misses(h)).toBe(1);
+  });
+
+  it("without a pick waiting the tick is back at 500 ms: a deadline is noticed only by short ticks", async () => {
+    h = await host({ configuration: glrConfig({ pickDeadlineMs: 20, timeout: 3000 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    postChat(h);
+    h.redisCalls[0].reply(OK(hosts(2)[0].address)); // answered in time
+    h.advance(1);
+    expect(tickOf(h)).toBe(500);
+    postChat(h);
+    expect(tickOf(h)).toBe(4);
+  });
+
+  it("a reply that arrives after the stream went on is released (no phantom lease)", async () => {
+    h = await host({ configuration: glrConfig({ pickDeadlineMs: 20, timeout: 3000 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    const { s } = postChat(h);
+    const acquire = h.redisCalls[0];
+    const leaseId = leaseIdOf(acquire.text);
+    h.advance(24);
+    expect(s.forwarded).not.toBeNull();
+    expect(h.redisCalls.filter((c) => c.text.includes(leaseId))).toEqual([acquire]);
+    acquire.reply(OK(hosts(2)[1].address)); // Redis ran it after all
+    const release = h.redisCalls.filter((c) => c.text.includes(leaseId));
+    expect(release.length).toBe(1);
+    expect(release[0]).not.toBe(acquire);
+  });
+
+  it("a late LATE reply (Redis refused the acquire) sends nothing", async () => {
+    h = await host({ configuration: glrConfig({ pickDeadlineMs: 20, timeout: 3000 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    postChat(h);
+    const acquire = h.redisCalls[0];
+    h.advance(24);
+    const leaseId = leaseIdOf(acquire.text);
+    acquire.reply("*2\r\n$4\r\nLATE\r\n$13\r\n1795000000000\r\n");
+    expect(h.redisCalls.filter((c) => c.text.includes(leaseId))).toEqual([]);
+  });
+
+  it("deadline misses count toward the breaker: after breakerFailures misses picks skip Redis", async () => {
+    h = await host({ configuration: glrConfig({ pickDeadlineMs: 20, timeout: 3000, breakerFailures: 2 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    postChat(h);
+    postChat(h);
+    h.advance(24);
+    expect(misses(h)).toBe(2);
+    const sent = h.redisCalls.length;
+    const { s } = postChat(h);
+    expect(s.forwarded!.upstream.via).toBe("override"); // decided at once, no Redis call
+    expect(h.redisCalls.length).toBe(sent);
+    expect(fallbacks(h)).toBe(3);
+  });
+});

@@ -149,7 +149,9 @@ export async function timeToExact(counts: SharedCounts, probeUrl: () => string, 
     const c = await counts.read();
     if (c && c.load === 0 && c.leases === 0) return Date.now() - since;
     await streamChat(probeUrl(), "sim-tiny", 1, { "content-type": "application/json" });
-    await sleep(50);
+    // The gateway releases a lease after the client has its last byte (on_log, then a Redis call):
+    // on a busy machine that takes longer than a few ms, so the next reading waits for it.
+    await sleep(200);
   }
   return null;
 }

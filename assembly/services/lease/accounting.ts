@@ -9,7 +9,7 @@
 // - acquireHost: a lease on a host the policy already chose (lua/charge.lua), falling back to a
 //   local lease on that same host; an optional observer sees every lease begin and end.
 import { RedisReplyHandler, LuaScript } from "../../redis/client";
-import { RespKind, RespValue } from "../../redis/resp";
+import { RespValue } from "../../redis/resp";
 import { CandidateSet } from "../candidates/candidates";
 import { LocalLeastRequest } from "../candidates/local_least";
 import { Lease } from "./lease";

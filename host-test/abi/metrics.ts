@@ -24,15 +24,18 @@ interface Metric {
   type: number;
   name: string;
   value: number;
-  /** Histogram: merged (printed) and pending (recorded since the last merge) observations. */
+  /** Histogram: merged (printed) observations, and those recorded since the last merge. */
   sum: number;
   count: number;
   buckets: number[];
-  pending: number[];
+  /** Observations recorded since the last merge, already binned: O(buckets) memory however many. */
+  pending: HistogramTotals;
   /** Tag-extracted Prometheus name and labels (null: Envoy would not export it). */
   promName: string | null;
   tags: [string, string][];
 }
+
+interface HistogramTotals { sum: number; count: number; buckets: number[] }
 
 // Envoy's default histogram bucket bounds (stats_config.histogram_bucket_settings default).
 const DEFAULT_BUCKETS = [0.5, 1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000, 600000, 1800000, 3600000];
@@ -62,6 +65,16 @@ function g32(x: number): string {
   return t.includes("e") ? t : t.replace(/\.?0+$/, "");
 }
 
+const emptyTotals = (): HistogramTotals => ({ sum: 0, count: 0, buckets: DEFAULT_BUCKETS.map(() => 0) });
+
+/** Bins one observation into `t` as the merge will print it (a gateway records millions between flushes). */
+function addObservation(t: HistogramTotals, v: number): void {
+  const { lower, width } = binOf(v);
+  t.sum += lower + width / 2;
+  t.count += 1;
+  DEFAULT_BUCKETS.forEach((b, i) => { if (lower + width <= b) t.buckets[i]++; });
+}
+
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 export class MetricsRegistry {
@@ -84,7 +97,7 @@ export class MetricsRegistry {
     if (existing) return { status: WasmResult.Ok, id: existing.id };
     const id = (this.nextIndex++ << 2) | type;
     const { promName, tags } = this.extract(CUSTOM_NAMESPACE + name);
-    const m: Metric = { id, type, name, value: 0, sum: 0, count: 0, buckets: DEFAULT_BUCKETS.map(() => 0), pending: [], promName, tags };
+    const m: Metric = { id, type, name, value: 0, sum: 0, count: 0, buckets: DEFAULT_BUCKETS.map(() => 0), pending: emptyTotals(), promName, tags };
     this.byId.set(id, m);
     this.byName.set(name, m);
     return { status: WasmResult.Ok, id };
@@ -129,20 +142,18 @@ export class MetricsRegistry {
     if (!m) return WasmResult.NotFound;
     if (m.type === MetricType.Counter) m.value += value;
     else if (m.type === MetricType.Gauge) m.value = value;
-    else m.pending.push(value);
+    else addObservation(m.pending, value);
     return WasmResult.Ok;
   }
 
   /** Envoy's stats flush: histogram observations recorded so far become visible. */
   mergeHistograms(): void {
     for (const m of this.byId.values()) {
-      for (const v of m.pending) {
-        const { lower, width } = binOf(v);
-        m.sum += lower + width / 2;
-        m.count += 1;
-        DEFAULT_BUCKETS.forEach((b, i) => { if (lower + width <= b) m.buckets[i]++; });
-      }
-      m.pending = [];
+      if (m.type !== MetricType.Histogram || m.pending.count === 0) continue;
+      m.sum += m.pending.sum;
+      m.count += m.pending.count;
+      m.pending.buckets.forEach((n, i) => { m.buckets[i] += n; });
+      m.pending = emptyTotals();
     }
   }
 

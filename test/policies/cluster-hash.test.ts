@@ -50,7 +50,7 @@ describe("cluster_hash", () => {
 
   it("no hash header, or an empty one: 403 'hash header required', nothing forwarded", async () => {
     h = await hashHost({ clusters: CLUSTERS });
-    for (const headers of [{}, { "x-mse-consumer": "" }]) {
+    for (const headers of [{}, { "x-mse-consumer": "" }] as Array<Record<string, string>>) {
       const s = h.stream({ headers });
       s.sendRequestHeaders(true);
       expect(s.localResponse?.status).toBe(403);

@@ -1,6 +1,7 @@
 // Specs of the Prometheus text scanner (assembly/metrics/prometheus.ts, prom_number.ts) and of
 // metricsFingerprint: every shape the format allows, golden bodies, and hostile input.
-import { PromSample, SampleVisitor, forEachSample } from "../metrics/prometheus";
+import { PromSample, SampleVisitor, forEachSample, forEachSampleIn } from "../metrics/prometheus";
+import { utf8Encode } from "../util/utf8";
 import { ScannedNumber, scanNumber } from "../metrics/prom_number";
 import { metricsFingerprint } from "../metrics/fingerprint";
 import { ADVERSARIAL_METRICS, SGLANG_METRICS, VLLM_OLD_METRICS, VLLM_V0X_METRICS } from "./metrics_fixtures";
@@ -25,6 +26,43 @@ class Recorder extends SampleVisitor {
     this.timestamps.push(sample.timestamp);
     this.hasTimestamps.push(sample.hasTimestamp);
   }
+}
+
+/** A Recorder that lists the names it wants, so the scanner pre-filters lines by their first bytes. */
+class ListedRecorder extends Recorder {
+  constructor(labelKey: string, public listed: string[]) {
+    super(labelKey, "");
+  }
+  wantedNames(): string[] | null { return this.listed; }
+  wants(sample: PromSample): bool {
+    for (let i = 0; i < this.listed.length; i++) if (sample.nameIs(this.listed[i])) return true;
+    return false;
+  }
+}
+
+/** ListedRecorder's logic without the list (no pre-filter). */
+class Unlisted extends ListedRecorder {
+  wantedNames(): string[] | null { return null; }
+}
+
+/** Label comparisons on non-ASCII and escaped values. */
+class Eq extends SampleVisitor {
+  hits: bool[] = [];
+  visit(s: PromSample): void {
+    this.hits.push(s.labelIs("model_name", "Qwen/é-模型"));
+    this.hits.push(s.labelIs("model_name", "Qwen/e-模型"));
+    this.hits.push(s.labelIs("x", "\"ü"));
+    this.hits.push(s.label("x") == "\"ü");
+  }
+}
+
+/** The same samples, serialised, for comparing two scans. */
+function dump(r: Recorder): string {
+  let out = "";
+  for (let i = 0; i < r.names.length; i++) {
+    out += r.names[i] + "|" + r.labels[i] + "|" + r.values[i].toString() + "|" + r.timestamps[i].toString() + "\n";
+  }
+  return out;
 }
 
 function record(text: string, labelKey: string = "", onlyName: string = ""): Recorder {
@@ -89,8 +127,8 @@ class InvariantChecker extends SampleVisitor {
   visit(sample: PromSample): void {
     this.count++;
     const name = sample.name();
-    if (name.length == 0 || sample.nameEnd > sample.text.length) this.broken++;
-    if (sample.labelsStart > sample.labelsEnd || sample.labelsEnd > sample.text.length) this.broken++;
+    if (name.length == 0 || sample.nameEnd > sample.length) this.broken++;
+    if (sample.labelsStart > sample.labelsEnd || sample.labelsEnd > sample.length) this.broken++;
     // Looking up labels on any accepted line must be safe.
     sample.label("engine");
     sample.labelIs("model_name", "m");
@@ -390,6 +428,52 @@ describe("hostile input never crashes", () => {
         expect(n).toBe(record(SGLANG_METRICS.slice(0, cut - 1)).names.length);
       }
     }
+  });
+});
+
+describe("scanning bytes", () => {
+  it("reads UTF-8 label values and compares them decoded", () => {
+    const body = utf8Encode("a{model_name=\"Qwen/é-模型\",x=\"\\\"ü\"} 1\n");
+    const r = new Recorder("model_name");
+    forEachSampleIn(body, r);
+    expect(r.labels).toStrictEqual(["Qwen/é-模型"]);
+    const probe = new Probe();
+    const eq = new Eq();
+    forEachSampleIn(body, eq);
+    expect(eq.hits).toStrictEqual([true, false, true, true]);
+    forEachSampleIn(body, probe);
+    expect(probe.results.length).toBe(12);
+  });
+
+  it("invalid UTF-8 in a label value decodes as U+FFFD, the line still counts", () => {
+    const bytes = utf8Encode("a{x=\"?\"} 2\n");
+    bytes[5] = 0xFF;
+    const r = new Recorder("x");
+    forEachSampleIn(bytes, r);
+    expect(r.labels).toStrictEqual(["\uFFFD"]);
+    expect(r.values).toStrictEqual([2.0]);
+  });
+
+  it("a visitor listing its names sees exactly the lines it would see without the list", () => {
+    const bodies: string[] = [VLLM_V0X_METRICS, VLLM_OLD_METRICS, SGLANG_METRICS, ADVERSARIAL_METRICS,
+      "m 1\nmm 2\n  m{a=\"b\"} 3\nm_total 4\nm", "x 1\n", "vllm:num_requests_running 5\n"];
+    const lists: string[][] = [
+      ["vllm:num_requests_running", "vllm:kv_cache_usage_perc", "vllm:time_to_first_token_seconds_bucket"],
+      ["m", "x", "mm"], ["sglang:token_usage", "process_resident_memory_bytes"], ["é", "vllm:num_requests_runnin"],
+    ];
+    for (let b = 0; b < bodies.length; b++) {
+      for (let l = 0; l < lists.length; l++) {
+        const listed = new ListedRecorder("engine", lists[l]);
+        forEachSample(bodies[b], listed);
+        // Same visitor logic, no list: the scanner must not pre-filter.
+        const unlisted = new Unlisted("engine", lists[l]);
+        forEachSample(bodies[b], unlisted);
+        expect(dump(listed)).toBe(dump(unlisted), bodies[b].substring(0, 40));
+      }
+    }
+    const one = new ListedRecorder("", ["m"]);
+    forEachSample("m 1\nmm 2\n  m{a=\"b\"} 3\nm_total 4\n", one);
+    expect(one.values).toStrictEqual([1.0, 3.0]);
   });
 });
 

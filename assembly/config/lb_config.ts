@@ -72,6 +72,8 @@ export class LbConfig {
   debugHeader: string = "";
   staticHosts: string[] = [];
   healthyStatuses: string[] = ["Healthy"];
+  /** Re-read the routed cluster's host map at most this often per VM (0: every request). */
+  hostsRefreshMs: i64 = 0;
   bodilessRequests: string = "passthrough";
   maxBodyBytes: i64 = 4194304;
   detailLog: bool = false;
@@ -92,7 +94,7 @@ const COMMON_KEYS: string[] = ["serviceFQDN", "servicePort", "serviceHost", "use
   "keyPrefix", "leaseTTL", "candidateTTL", "cleanInterval", "costMode", "maxRequestCount", "shedStatus",
   "retryAfter", "priorityHeader", "highPriorityValue", "lowPriorityValue", "lowPriorityFraction",
   "failurePenalty", "failurePenaltySeconds", "breakerFailures", "breakerOpenSeconds", "pickDeadlineMs", "destinationHeader",
-  "debugHeader", "staticHosts", "healthyStatuses", "bodilessRequests", "maxBodyBytes", "enableDetailLog",
+  "debugHeader", "staticHosts", "healthyStatuses", "hostsRefreshMs", "bodilessRequests", "maxBodyBytes", "enableDetailLog",
   "header", "logLevel", "keyScope"];
 
 function needsRedis(policy: string): bool {
@@ -199,6 +201,7 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
   c.debugHeader = r.headerName("debugHeader", "", true);
   c.staticHosts = r.hostPortList("staticHosts");
   if (r.has("healthyStatuses")) c.healthyStatuses = healthStatuses(r);
+  c.hostsRefreshMs = r.int("hostsRefreshMs", 0, 0, 60000, "milliseconds");
   c.bodilessRequests = r.choice("bodilessRequests", "passthrough", ["passthrough", "balance"]);
   c.maxBodyBytes = r.int("maxBodyBytes", 4194304, 1024, 1073741824, "bytes");
   c.detailLog = r.bool("enableDetailLog", false);

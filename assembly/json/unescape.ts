@@ -76,6 +76,30 @@ export function unescapeJsonString(src: Uint8Array, start: i32, end: i32): Uint8
   return out.subarray(0, unescapeInto(src.dataStart + <usize>start, end - start, out.dataStart));
 }
 
+/**
+ * Output room reused across decodes (one per owner), so decoding a 64 KiB string again and again
+ * (Higress's /metrics text) allocates nothing once the room is large enough. A view taken from it
+ * is valid until the owner's next decode.
+ */
+export class ScratchBytes {
+  private buffer: Uint8Array = new Uint8Array(0);
+
+  /** At least `n` bytes of room (grown by doubling; old contents are not kept). */
+  room(n: i32): Uint8Array {
+    if (this.buffer.length < n) this.buffer = new Uint8Array(max(n, this.buffer.length << 1));
+    return this.buffer;
+  }
+}
+
+/** unescapeJsonString into `scratch`'s room: a view of the decoded bytes, valid until its next use. */
+export function unescapeJsonStringInto(src: Uint8Array, start: i32, end: i32, scratch: ScratchBytes): Uint8Array {
+  if (start < 0) start = 0;
+  if (end > src.length) end = src.length;
+  if (start >= end) return new Uint8Array(0);
+  const out = scratch.room(end - start);
+  return out.subarray(0, unescapeInto(src.dataStart + <usize>start, end - start, out.dataStart));
+}
+
 const ONES: u64 = 0x0101010101010101;
 const HIGHS: u64 = 0x8080808080808080;
 const BACKSLASHES: u64 = 0x5C5C5C5C5C5C5C5C;
@@ -217,7 +241,7 @@ export function unescapeAsciiToString(p: usize, len: i32): string | null {
 
 // Length of the escape at p+i as unescapeInto consumes it: \uXXXX (6), a surrogate followed by
 // another \uXXXX (12), an invalid one (1: the backslash alone).
-function escapeLength(p: usize, i: i32, len: i32): i32 {
+export function escapeLength(p: usize, i: i32, len: i32): i32 {
   if (i + 6 > len || load<u8>(p + <usize>(i + 1)) != 0x75) return 1;
   const unit = readHex4(p + <usize>(i + 2));
   if (unit < 0) return 1;

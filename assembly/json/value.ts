@@ -8,7 +8,7 @@
 // Hot paths that must not allocate (prefix blocks) walk the tape with the index functions at the
 // end of this file instead of creating JsonValues.
 import { utf8DecodeLossy, utf8DecodeLossyAt } from "../util/utf8";
-import { unescapeAsciiToString, unescapeJsonString } from "./unescape";
+import { ScratchBytes, unescapeAsciiToString, unescapeJsonString, unescapeJsonStringInto } from "./unescape";
 import { JsonTape, TAPE_ESCAPES, TAPE_KIND_MASK } from "./tape";
 
 export enum JsonKind { Null, Bool, Number, String, Array, Object }
@@ -58,6 +58,14 @@ export class JsonValue {
     if (this.kind != JsonKind.String) return new Uint8Array(0);
     if (!this.hasEscapes) return this.src.subarray(this.rawStart + 1, this.rawEnd - 1);
     return unescapeJsonString(this.src, this.rawStart + 1, this.rawEnd - 1);
+  }
+
+  /** strBytes() decoded into `scratch` (no allocation once it is large enough); the view is
+   *  valid until the scratch's next use. */
+  strBytesIn(scratch: ScratchBytes): Uint8Array {
+    if (this.kind != JsonKind.String) return new Uint8Array(0);
+    if (!this.hasEscapes) return this.src.subarray(this.rawStart + 1, this.rawEnd - 1);
+    return unescapeJsonStringInto(this.src, this.rawStart + 1, this.rawEnd - 1, scratch);
   }
 
   /** Number value (0 if not a number). Converted from the text on each call. */

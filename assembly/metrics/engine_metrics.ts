@@ -1,5 +1,5 @@
 // Load signals of one model server, read from its `/metrics` body (vLLM V1 or SGLang).
-// Input: the body text, and optionally a served model name: series whose `model_name` label
+// Input: the body (UTF-8 bytes, or a string), and optionally a served model name: series whose `model_name` label
 // differs are ignored (series without the label, e.g. LoRA and cache info, always count).
 // Output: EngineMetrics. Several engines (data parallel `engine="0"`, `"1"`) or models: running
 // and waiting are summed, KV usage is the maximum (the fullest engine decides), cache geometry
@@ -8,7 +8,8 @@
 // Failure behaviour: never throws; `valid` is false when no running/waiting/KV metric was found;
 // `truncated` flags a body that does not end with a line break (its last line was ignored).
 
-import { PromSample, SampleVisitor, forEachSample } from "./prometheus";
+import { PromSample, SampleVisitor, forEachSampleIn } from "./prometheus";
+import { utf8Encode } from "../util/utf8";
 import { MODEL_NAME_LABEL } from "./gauge";
 
 export const ENGINE_VLLM = "vllm";
@@ -42,6 +43,12 @@ const KV_USAGE = 3;
 const KV_USAGE_DEPRECATED = 4;
 const LORA_INFO = 5;
 const CACHE_CONFIG = 6;
+
+const ENGINE_METRIC_NAMES: string[] = [
+  "vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc",
+  "vllm:gpu_cache_usage_perc", "vllm:lora_requests_info", "vllm:cache_config_info",
+  "sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage", "sglang:cache_config_info",
+];
 
 /** Per-engine accumulators, so a body that mixes prefixes cannot blend two engines. */
 class EngineTotals {
@@ -82,6 +89,11 @@ class EngineMetricsCollector extends SampleVisitor {
     const vllm = new EngineTotals();
     this.vllm = vllm;
     this.totals = vllm;
+  }
+
+  // Every name `wants` accepts (the scanner skips other lines by their first eight bytes).
+  wantedNames(): string[] | null {
+    return ENGINE_METRIC_NAMES;
   }
 
   wants(sample: PromSample): bool {
@@ -182,10 +194,16 @@ function fillFrom(result: EngineMetrics, totals: EngineTotals): void {
 }
 
 export function parseEngineMetrics(text: string, modelFilter: string = ""): EngineMetrics {
+  return parseEngineMetricsIn(utf8Encode(text), modelFilter);
+}
+
+/** parseEngineMetrics over the body's UTF-8 bytes (what the plugin holds), scanned in place. */
+export function parseEngineMetricsIn(bytes: Uint8Array, modelFilter: string = ""): EngineMetrics {
   const collector = new EngineMetricsCollector(modelFilter);
-  forEachSample(text, collector);
+  forEachSampleIn(bytes, collector);
   const result = new EngineMetrics();
-  result.truncated = text.length > 0 && text.charCodeAt(text.length - 1) != 10;
+  const length = bytes.length;
+  result.truncated = length > 0 && bytes[length - 1] != 10;
   // A server is one engine; if a body somehow carries both prefixes, the one with load wins.
   const vllm = collector.vllm;
   const sglang = collector.sglang;

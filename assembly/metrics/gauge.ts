@@ -4,7 +4,8 @@
 // Output: the sum of the value over all matching series (engines, models), NaN when none exists.
 // Failure behaviour: never throws; NaN samples are skipped so one bad series does not hide the rest.
 
-import { PromSample, SampleVisitor, forEachSample } from "./prometheus";
+import { PromSample, SampleVisitor, forEachSampleIn } from "./prometheus";
+import { utf8Encode } from "../util/utf8";
 
 export const MODEL_NAME_LABEL = "model_name";
 
@@ -14,6 +15,10 @@ class GaugeSum extends SampleVisitor {
 
   constructor(public name: string, public modelFilter: string) {
     super();
+  }
+
+  wantedNames(): string[] | null {
+    return [this.name];
   }
 
   wants(sample: PromSample): bool {
@@ -29,7 +34,12 @@ class GaugeSum extends SampleVisitor {
 }
 
 export function readGauge(text: string, name: string, modelFilter: string = ""): f64 {
+  return readGaugeIn(utf8Encode(text), name, modelFilter);
+}
+
+/** readGauge over the body's UTF-8 bytes, scanned in place. */
+export function readGaugeIn(bytes: Uint8Array, name: string, modelFilter: string = ""): f64 {
   const reader = new GaugeSum(name, modelFilter);
-  forEachSample(text, reader);
+  forEachSampleIn(bytes, reader);
   return reader.seen ? reader.sum : NaN;
 }

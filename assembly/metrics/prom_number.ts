@@ -1,10 +1,12 @@
 // Number tokens of the Prometheus text format (sample values and timestamps).
-// Input: a UTF-16 slice [start, end) of a string, already cut at whitespace.
+// Input: a byte slice [start, end) of a UTF-8 body, already cut at whitespace (scanNumberAt), or a
+// slice of a string (scanNumber, for tests and callers holding strings).
 // Accepts what Go's strconv.ParseFloat accepts for these bodies: [+-]digits[.digits][e[+-]digits],
 // ".5", "5.", and the words NaN / Inf / Infinity in any case with an optional sign.
 // Failure: returns false (the caller skips the line); never throws, never allocates on the fast path.
 
 import { codeAt, isDigit } from "./chars";
+import { utf8Encode } from "../util/utf8";
 
 /** Result slot reused across calls so scanning a number allocates nothing. */
 export class ScannedNumber {
@@ -37,7 +39,13 @@ function sliceIsWord(base: usize, start: i32, end: i32, word: string): bool {
  */
 export function scanNumber(text: string, start: i32, end: i32, out: ScannedNumber): bool {
   if (start < 0 || end > text.length || start >= end) return false;
-  const base = changetype<usize>(text);
+  const bytes = utf8Encode(text.substring(start, end));
+  return scanNumberAt(bytes.dataStart, 0, bytes.length, out);
+}
+
+/** Scans the bytes [start, end) at `base` as one number (the caller keeps them in bounds). */
+export function scanNumberAt(base: usize, start: i32, end: i32, out: ScannedNumber): bool {
+  if (start >= end) return false;
   let p = start;
   let negative = false;
   let c = codeAt(base, p);
@@ -119,7 +127,7 @@ export function scanNumber(text: string, start: i32, end: i32, out: ScannedNumbe
   }
   {
     // Rare (17-digit reprs, huge exponents): the standard library's parser on the validated slice.
-    out.value = parseFloat(text.substring(start, end));
+    out.value = parseFloat(String.UTF8.decodeUnsafe(base + <usize>start, <usize>(end - start)));
     return true;
   }
   out.value = negative ? -value : value;

@@ -26,6 +26,7 @@ interface Entry {
   decodeSnapshot(n: number): number;
   candidatesFromHosts?(n: number): number;
   candidatesCached?(n: number): number;
+  candidatesRefreshed?(n: number): number;
   parseMetrics(n: number): number;
   scrapeSnapshot(n: number): number;
 }
@@ -136,6 +137,8 @@ function specs(kind: "hash-cost" | "parse-cost"): Spec[] {
         run: (e) => (k) => (e.candidatesFromHosts === undefined ? -1 : e.candidatesFromHosts(k)) });
       out.push({ what: "the same as the plugin now runs it (SnapshotCache: copy + compare, no parse)", input: `${hosts} hosts (${data.length} B)`, data, n,
         run: (e) => (k) => (e.candidatesCached === undefined ? -1 : e.candidatesCached(k)), entry: "bench/micro/entry-hosts.ts" });
+      out.push({ what: "the same with hostsRefreshMs > 0, map younger than the interval (+ has(picked))", input: `${hosts} hosts (${data.length} B)`, data, n: 20_000,
+        run: (e) => (k) => (e.candidatesRefreshed === undefined ? -1 : e.candidatesRefreshed(k)), entry: "bench/micro/entry-hosts.ts" });
     }
   }
   return out;
@@ -189,6 +192,9 @@ export async function runCosts(kind: "hash-cost" | "parse-cost", baselineRef: st
   return rows;
 }
 
+/** µs with one decimal, or three below 1 µs (per-request rows compare fractions of a µs). */
+const fmt = (us: number) => us.toFixed(us < 1 ? 3 : 1);
+
 export function costTable(rows: CostRow[]): string {
   const rate = (r: CostRow) => (r.bytes === undefined ? "-" : (r.bytes / r.microseconds).toFixed(0));
   const perKb = (r: CostRow) => (r.bytes === undefined ? "-" : (r.microseconds / (r.bytes / 1024)).toFixed(2));
@@ -196,10 +202,10 @@ export function costTable(rows: CostRow[]): string {
     const before = (r: CostRow) => (r.before === undefined ? "-" : r.before.toFixed(1));
     const gain = (r: CostRow) => (r.before === undefined ? "-" : `${(r.before / r.microseconds).toFixed(2)}x`);
     return ["| work | input | before µs | after µs | speed-up | after MB/s | after µs per KiB |", "|---|---|---|---|---|---|---|",
-      ...rows.map((r) => `| ${r.what} | ${r.input} | ${before(r)} | ${r.microseconds.toFixed(1)} | ${gain(r)} | ${rate(r)} | ${perKb(r)} |`)].join("\n");
+      ...rows.map((r) => `| ${r.what} | ${r.input} | ${before(r)} | ${fmt(r.microseconds)} | ${gain(r)} | ${rate(r)} | ${perKb(r)} |`)].join("\n");
   }
   return ["| work | input | µs per call (median of 5) | MB/s | µs per KiB |", "|---|---|---|---|---|",
-    ...rows.map((r) => `| ${r.what} | ${r.input} | ${r.microseconds.toFixed(1)} | ${rate(r)} | ${perKb(r)} |`)].join("\n");
+    ...rows.map((r) => `| ${r.what} | ${r.input} | ${fmt(r.microseconds)} | ${rate(r)} | ${perKb(r)} |`)].join("\n");
 }
 
 /** `--baseline <ref>` from a scenario's arguments, or null. */

@@ -1,28 +1,26 @@
 // Bench-only AssemblyScript entry (excluded from tsconfig.json: it is AssemblyScript, not
 // TypeScript), compiled by bench/micro/costs.ts with the release flags (-O3, incremental runtime):
 // runs the plugin's own pure code in loops inside Wasm so the host's timer measures only it.
-// setInput() copies the input (a body or a metrics text) once.
+// setInput() copies the input (a body, a metrics text or a host map) once.
 import { parseJson } from "../../assembly/json/parse";
 import { KeyOptions, prefixLevelKeys } from "../../assembly/prefix/keys";
-import { parseEngineMetrics } from "../../assembly/metrics/engine_metrics";
+import { parseEngineMetricsIn } from "../../assembly/metrics/engine_metrics";
 import { Sha1 } from "../../assembly/util/sha1";
-import { utf8DecodeLossy } from "../../assembly/util/utf8";
 import { parseUpstreamHosts } from "../../assembly/services/candidates/upstream_hosts";
 import { CandidateCache } from "../../assembly/services/candidates/candidates";
-import { metricsTextOf } from "../../assembly/services/metrics_view/extract";
+import { metricsBytesOf } from "../../assembly/services/metrics_view/extract";
+import { ScratchBytes } from "../../assembly/json/unescape";
 
 let input: Uint8Array = new Uint8Array(0);
-let text: string = "";
 const sha = new Sha1();
+const scratch = new ScratchBytes();
 
 export function inputBuffer(len: i32): usize {
   input = new Uint8Array(len);
   return input.dataStart;
 }
 
-export function inputReady(): void {
-  text = utf8DecodeLossy(input);
-}
+export function inputReady(): void {}
 
 /** prefix_cache's per-request work: parse the chat body, build blocks, SHA-1, XOR level keys. */
 export function prefixKeys(iterations: i32): i32 {
@@ -54,10 +52,10 @@ export function sha1Only(iterations: i32): i32 {
   return x;
 }
 
-/** endpoint_metrics' per-host work when a host's /metrics text changed. */
+/** endpoint_metrics' per-host work when a host's /metrics text (UTF-8 bytes) changed. */
 export function parseMetrics(iterations: i32): i32 {
   let valid = 0;
-  for (let i = 0; i < iterations; i++) if (parseEngineMetrics(text).valid) valid++;
+  for (let i = 0; i < iterations; i++) if (parseEngineMetricsIn(input).valid) valid++;
   return valid;
 }
 
@@ -69,7 +67,7 @@ export function scrapeSnapshot(iterations: i32): i32 {
   for (let i = 0; i < iterations; i++) {
     const snap = parseUpstreamHosts(raw);
     for (let h = 0; h < snap.hosts.length; h++) {
-      if (parseEngineMetrics(metricsTextOf(snap, snap.hosts[h])).valid) valid++;
+      if (parseEngineMetricsIn(metricsBytesOf(snap, snap.hosts[h], scratch)).valid) valid++;
     }
   }
   return valid;
@@ -81,7 +79,7 @@ export function decodeSnapshot(iterations: i32): i32 {
   const raw = input.buffer.slice(input.byteOffset, input.byteOffset + input.byteLength);
   for (let i = 0; i < iterations; i++) {
     const snap = parseUpstreamHosts(raw);
-    for (let h = 0; h < snap.hosts.length; h++) chars += metricsTextOf(snap, snap.hosts[h]).length;
+    for (let h = 0; h < snap.hosts.length; h++) chars += metricsBytesOf(snap, snap.hosts[h], scratch).length;
   }
   return chars;
 }

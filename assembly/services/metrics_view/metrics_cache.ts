@@ -1,5 +1,5 @@
 // Per-host parsed metrics, never parsed per request:
-// - a host is looked at (text extracted and fingerprinted, or the shared entry read) at most every
+// - a host is looked at (its raw JSON value fingerprinted, or the shared entry read) at most every
 //   reparseIntervalMs per VM; in between the cached parse is used as is;
 // - a text is parsed only when its fingerprint changed, and only by one VM of the gateway: the
 //   parse is published in shared data (key per target metric and host, written with CAS) and the
@@ -10,29 +10,32 @@
 // Failure behaviour: never throws; a host without usable metrics gets a null report.
 import * as host from "../../host/calls";
 import { MetricsSettings, SOURCE_POLL } from "../../config/metrics_settings";
-import { EngineMetrics, parseEngineMetrics } from "../../metrics/engine_metrics";
-import { metricsFingerprint } from "../../metrics/fingerprint";
-import { readGauge } from "../../metrics/gauge";
+import { EngineMetrics, parseEngineMetricsIn } from "../../metrics/engine_metrics";
+import { metricsFingerprintIn } from "../../metrics/fingerprint";
+import { readGaugeIn } from "../../metrics/gauge";
+import { ScratchBytes } from "../../json/unescape";
 import { HostSnapshot } from "../candidates/upstream_hosts";
 import { HostReport, decodeReport, encodeReport } from "./codec";
-import { entryOf, metricsTextOf } from "./extract";
+import { entryOf, metricsBytesOf } from "./extract";
 
 class CachedHost {
   checkedAtMs: f64 = -1e18;
   report: HostReport | null = null;
 }
 
-/** Parses a metrics text under the settings (configured engine, target metric). */
-export function reportFromText(text: string, s: MetricsSettings, now: f64): HostReport {
-  const m: EngineMetrics = parseEngineMetrics(text);
+/** Parses a metrics text (UTF-8 bytes) under the settings (configured engine, target metric). */
+export function reportFromText(text: Uint8Array, s: MetricsSettings, now: f64): HostReport {
+  const m: EngineMetrics = parseEngineMetricsIn(text);
   // A configured engine means: trust only that engine's metric names.
   if (s.engine != "auto" && m.engine != s.engine) m.valid = false;
-  const gauge = s.targetMetric.length > 0 ? readGauge(text, s.targetMetric) : NaN;
-  return new HostReport(metricsFingerprint(text), now, m, gauge);
+  const gauge = s.targetMetric.length > 0 ? readGaugeIn(text, s.targetMetric) : NaN;
+  return new HostReport(metricsFingerprintIn(text), now, m, gauge);
 }
 
 export class MetricsCache {
   private hosts: Map<string, CachedHost> = new Map();
+  // Room the hosts' metrics texts are decoded into, one at a time (nothing keeps a view of it).
+  private scratch: ScratchBytes = new ScratchBytes();
   /** Parses done by this VM (for tests and stats). */
   parses: i64 = 0;
 
@@ -62,14 +65,19 @@ export class MetricsCache {
     if (snapshot === null) return e.report;
     const hostEntry = entryOf(snapshot, address);
     if (hostEntry === null) return e.report;
-    const text = metricsTextOf(snapshot, hostEntry);
-    if (text.length == 0) { e.report = null; return null; }
-    const fp = metricsFingerprint(text);
+    // The fingerprint covers the host's raw JSON value (its escaped text and health), which
+    // changes whenever the text does: an unchanged body costs one hash, no decode, no parse.
+    const len = hostEntry.valueEnd - hostEntry.valueStart;
+    if (len <= 0 || hostEntry.valueEnd > snapshot.raw.byteLength) { e.report = null; return null; }
+    const fp = metricsFingerprintIn(Uint8Array.wrap(snapshot.raw, hostEntry.valueStart, len));
     const cached = e.report;
     if (cached !== null && cached.fingerprint == fp) return cached;
     const shared = this.readShared(address);
     if (shared !== null && shared.fingerprint == fp) { e.report = shared; return shared; }
+    const text = metricsBytesOf(snapshot, hostEntry, this.scratch);
+    if (text.length == 0) { e.report = null; return null; }
     const parsed = reportFromText(text, this.s, now);
+    parsed.fingerprint = fp;
     this.parses++;
     e.report = parsed;
     this.publish(address, parsed);

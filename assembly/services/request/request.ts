@@ -63,7 +63,7 @@ export class LbRequest {
   /** The request's candidates (read once, on first use: header-only policies may never need them). */
   candidates(): CandidateSet {
     let c = this.cands;
-    if (c === null) { c = this.source.candidatesFor(this.cfg); this.cands = c; }
+    if (c === null) { c = this.source.candidatesFor(this.cfg, this.cluster); this.cands = c; }
     return c;
   }
 }

@@ -114,7 +114,8 @@ async function main(): Promise<number> {
     return 2;
   }
   if (scenario.kind === "custom") {
-    await scenario.run(cli.rest);
+    // A custom scenario reads its own options (--policies, --wall, --seeds...): all but the name.
+    await scenario.run(process.argv.slice(2).filter((a) => a !== cli.scenario));
     return 0;
   }
   ensurePluginBuilt();

@@ -1,16 +1,23 @@
 // predicted_latency's model: the stats fold (same numbers as lua/model.lua), the ridge solve,
 // recovery of known coefficients, adaptation after a slowdown, and the fleet prior for cold hosts.
-import { clipObservation, emptyStats, foldObservation, parseStats, solve, predict, fitHosts, ttftFeatures, tpotFeatures, TTFT_K, TPOT_K, statsLength } from "../policy/predicted_latency/model";
+import { clipObservation, emptyStats, foldObservation, parseStats, solve, predict, fitHosts, HostModel, ttftFeatures, tpotFeatures, TTFT_K, TPOT_K, statsLength } from "../policy/predicted_latency/model";
 import { Xorshift } from "../util/prng";
 
-/** Observations of y = 20 + 50 u + 8 q (TTFT ms) with +-noise, u in thousands of tokens. */
-function feed(s: f64[], rng: Xorshift, count: i32, a: f64, b: f64, c: f64, noise: f64, decay: f64): void {
+/** Batch slots of the engines in these specs: beyond them a request waits for a slot. */
+const SLOTS: f64 = 4;
+
+/** The true TTFT: a + b u + c q + d (requests ahead of a slot), u in thousands of tokens. */
+function truthOf(a: f64, b: f64, c: f64, d: f64, tokens: f64, q: f64): f64 {
+  return a + b * tokens / 1000.0 + c * q + d * max(0.0, q + 1.0 - SLOTS);
+}
+
+/** Observations of truthOf (TTFT ms) with +-noise. */
+function feed(s: f64[], rng: Xorshift, count: i32, a: f64, b: f64, c: f64, d: f64, noise: f64, decay: f64): void {
   for (let i = 0; i < count; i++) {
     const tokens = <f64>(rng.nextBelow(4000));
     const q = <f64>(rng.nextBelow(12));
     const jitter = (<f64>rng.nextBelow(2001) / 1000.0 - 1.0) * noise;
-    const y = (a + b * tokens / 1000.0 + c * q) * (1.0 + jitter);
-    foldObservation(s, TTFT_K, ttftFeatures(tokens, q), y, decay);
+    foldObservation(s, TTFT_K, ttftFeatures(tokens, q, SLOTS), truthOf(a, b, c, d, tokens, q) * (1.0 + jitter), decay);
   }
 }
 
@@ -36,32 +43,58 @@ describe("latency model stats", () => {
 function errorAfterSlowdown(decay: f64, after: i32): f64 {
   const s = emptyStats(TTFT_K);
   const rng = new Xorshift(3);
-  feed(s, rng, 500, 20, 50, 8, 0.05, decay);
-  feed(s, rng, after, 40, 100, 16, 0.05, decay);
-  const truth = 40.0 + 100.0 * 2.0 + 16.0 * 4.0;
-  return abs(predict(solve(s, TTFT_K, null, 1e-3), ttftFeatures(2000, 4)) - truth) / truth;
+  feed(s, rng, 500, 20, 50, 8, 60, 0.05, decay);
+  feed(s, rng, after, 40, 100, 16, 120, 0.05, decay);
+  const truth = truthOf(40, 100, 16, 120, 2000, 6);
+  return abs(predict(solve(s, TTFT_K, null, 1e-3), ttftFeatures(2000, 6, SLOTS)) - truth) / truth;
 }
 
 describe("latency model fit", () => {
   it("recovers the coefficients of noiseless data", () => {
     const s = emptyStats(TTFT_K);
-    feed(s, new Xorshift(7), 200, 20, 50, 8, 0, 1.0);
+    feed(s, new Xorshift(7), 200, 20, 50, 8, 60, 0, 1.0);
     const t = solve(s, TTFT_K, null, 0)!;
     expect(t[0]).toBeCloseTo(20, 6);
     expect(t[1]).toBeCloseTo(50, 6);
     expect(t[2]).toBeCloseTo(8, 6);
+    expect(t[3]).toBeCloseTo(60, 6);
+  });
+  it("learns a full engine's queueing (the slot term), which a model linear in flight misses", () => {
+    const withSlots = emptyStats(TTFT_K);
+    const linear = emptyStats(TTFT_K);
+    const rng = new Xorshift(5);
+    for (let i = 0; i < 300; i++) {
+      const tokens = <f64>rng.nextBelow(4000);
+      const q = <f64>rng.nextBelow(12);
+      const y = truthOf(20, 50, 2, 100, tokens, q);
+      foldObservation(withSlots, TTFT_K, ttftFeatures(tokens, q, SLOTS), y, 0.995);
+      foldObservation(linear, TTFT_K, ttftFeatures(tokens, q), y, 0.995);
+    }
+    const a = solve(withSlots, TTFT_K, null, 1e-3);
+    const b = solve(linear, TTFT_K, null, 1e-3);
+    // An idle engine (1 in flight) and a full one (8 in flight: 5 ahead of a slot).
+    for (let q = 1; q <= 8; q += 7) {
+      const truth = truthOf(20, 50, 2, 100, 1000, <f64>q);
+      expect(abs(predict(a, ttftFeatures(1000, <f64>q, SLOTS)) - truth) / truth).toBeLessThan(0.01);
+    }
+    // The part the choice weighs again (sloQueueMargin): 100 ms per request ahead, none when idle.
+    const m = new HostModel(a, null);
+    expect(m.queuePart(8, SLOTS)).toBeCloseTo(500, 1);
+    expect(m.queuePart(1, SLOTS)).toBe(0);
+    const idle = truthOf(20, 50, 2, 100, 1000, 1);
+    expect(abs(predict(b, ttftFeatures(1000, 1)) - idle) / idle).toBeGreaterThan(0.5);
   });
   it("predicts within 10% at the 90th percentile after 300 noisy observations (+-10% noise)", () => {
     const s = emptyStats(TTFT_K);
     const rng = new Xorshift(11);
-    feed(s, rng, 300, 20, 50, 8, 0.1, 0.995);
+    feed(s, rng, 300, 20, 50, 8, 60, 0.1, 0.995);
     const t = solve(s, TTFT_K, null, 1e-3);
     let within = 0;
     for (let i = 0; i < 100; i++) {
       const tokens = <f64>rng.nextBelow(4000);
       const q = <f64>rng.nextBelow(12);
-      const truth = 20 + 50 * tokens / 1000 + 8 * q;
-      if (abs(predict(t, ttftFeatures(tokens, q)) - truth) / truth <= 0.1) within++;
+      const truth = truthOf(20, 50, 8, 60, tokens, q);
+      if (abs(predict(t, ttftFeatures(tokens, q, SLOTS)) - truth) / truth <= 0.1) within++;
     }
     expect(within).toBeGreaterThanOrEqual(90);
   });
@@ -74,7 +107,7 @@ describe("latency model fit", () => {
   it("is null with nothing observed, or singular without ridge", () => {
     expect(solve(emptyStats(TTFT_K), TTFT_K, null, 0)).toBeNull();
     const s = emptyStats(TTFT_K);
-    foldObservation(s, TTFT_K, ttftFeatures(1000, 2), 50, 1.0);
+    foldObservation(s, TTFT_K, ttftFeatures(1000, 2, SLOTS), 50, 1.0);
     expect(solve(s, TTFT_K, null, 0)).toBeNull();
     expect(solve(s, TTFT_K, null, 1e-3)).not.toBeNull();
     expect(predict(null, [1, 2, 3])).toBeNaN();
@@ -86,8 +119,8 @@ describe("fitHosts: heterogeneous hosts and the fleet prior", () => {
     const rng = new Xorshift(5);
     const fast = emptyStats(TTFT_K);
     const slow = emptyStats(TTFT_K);
-    feed(fast, rng, 300, 20, 50, 8, 0.02, 0.995);
-    feed(slow, rng, 300, 40, 100, 16, 0.02, 0.995);
+    feed(fast, rng, 300, 20, 50, 8, 0, 0.02, 0.995);
+    feed(slow, rng, 300, 40, 100, 16, 0, 0.02, 0.995);
     const fastP = emptyStats(TPOT_K);
     const slowP = emptyStats(TPOT_K);
     for (let q = 0; q < 20; q++) {

@@ -2,7 +2,7 @@
 import { ConfigReader } from "./reader";
 
 export const SLO_KEYS: string[] = ["sloTtftMs", "sloTpotMs", "sloTtftHeader", "sloTpotHeader", "sloPick",
-  "sloExploration", "modelDecay", "modelRidge", "modelRefreshMs", "expectedOutputTokens"];
+  "sloExploration", "modelDecay", "modelRidge", "modelRefreshMs", "expectedOutputTokens", "modelBatchSlots", "sloQueueMargin"];
 
 export const SLO_PICK_BEST_FIT = "best_fit";
 export const SLO_PICK_MOST_HEADROOM = "most_headroom";
@@ -23,6 +23,10 @@ export class SloSettings {
   refreshMs: i64 = 500;
   /** Output length assumed when the request has no max_tokens (no-SLO latency score). */
   expectedOutputTokens: i64 = 128;
+  /** The engines' batch slots (vLLM max_num_seqs): beyond them a request queues (0: unknown). */
+  batchSlots: i64 = 0;
+  /** Extra weight of the predicted wait for a batch slot when choosing (its spread is about its size). */
+  queueMargin: f64 = 1.0;
 }
 
 export function parseSloSettings(r: ConfigReader): SloSettings {
@@ -37,5 +41,7 @@ export function parseSloSettings(r: ConfigReader): SloSettings {
   s.ridge = r.num("modelRidge", 2.0, 0.0, 1000000.0);
   s.refreshMs = r.int("modelRefreshMs", 500, 50, 3600000);
   s.expectedOutputTokens = r.int("expectedOutputTokens", 128, 0, 1000000);
+  s.batchSlots = r.int("modelBatchSlots", 0, 0, 1000000);
+  s.queueMargin = r.num("sloQueueMargin", 1.0, 0.0, 100.0);
   return s;
 }

@@ -3,9 +3,10 @@
 // the virtual fleet. It does what host-test/gateway/proxy-stream.ts does for one request, without
 // sockets: request headers and body through the filter, the upstream chosen as Envoy would
 // (override host if honoured, else the cluster LB), the pod's answer back through the response
-// path, and exactly one ending (done/log/delete) per stream. The response body is handed to the
-// filter once, at the end (the plugin has no response-body callback; token times are taken from
-// the engine). Backend: virtual clock, Redis through the run's one link, seeded randomness.
+// path, and exactly one ending (done/log/delete) per stream. The response body reaches the filter
+// in two chunks: the first token's SSE event when the engine emits it (predicted_latency times
+// TTFT to the first body chunk), then every other event and [DONE] at the end (token times for
+// the client are taken from the engine). Both are synchronous calls: no event is added. Backend: virtual clock, Redis through the run's one link, seeded randomness.
 // Failure behaviour: every failure is an outcome (status, error) reported to the caller once;
 // nothing throws on the request path.
 import type { HostBackend, HttpCalloutRequest, HttpCalloutResponse, RouteMatch, UpstreamHostInfo } from "../../host-test/abi/backend.js";
@@ -31,6 +32,8 @@ export interface VirtualRequest {
   bodyObject: unknown;
   promptTokens: readonly string[];
   maxTokens: number;
+  /** Extra request headers (SLO, tenant, priority). */
+  headers?: Array<[string, string]>;
 }
 
 /** What the client saw; times in virtual ms. */
@@ -45,6 +48,8 @@ export interface VirtualOutcome {
   promptTokens: number;
   cachedTokens: number;
   outputTokens: number;
+  /** The response's x-llmlb-debug header (the plugin's decision), "" when absent. */
+  debug: string;
 }
 
 class VirtualBackend implements HostBackend {
@@ -122,6 +127,14 @@ export class VirtualGateway {
 
 const SSE_HEADERS: Array<[string, string]> = [[":status", "200"], ["content-type", "text/event-stream; charset=utf-8"], ["cache-control", "no-cache"]];
 const DONE_CHUNK = Buffer.from("data: [DONE]\n\n");
+const DEBUG_HEADER = "x-llmlb-debug";
+
+/** One SSE event per token, as the simulator's server streams them. */
+function sseEvents(texts: readonly string[]): string {
+  let out = "";
+  for (const t of texts) out += `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: t } }] })}\n\n`;
+  return out;
+}
 
 /** One request's life through the filter and the fleet. */
 class VirtualExchange implements StreamSink {
@@ -140,14 +153,14 @@ class VirtualExchange implements StreamSink {
     private readonly req: VirtualRequest,
     private readonly onDone: (o: VirtualOutcome) => void,
   ) {
-    this.outcome = { status: 0, pod: null, error: null, firstTokenMs: null, tokenMs: [], endMs: 0, content: "", promptTokens: req.promptTokens.length, cachedTokens: 0, outputTokens: 0 };
+    this.outcome = { status: 0, pod: null, error: null, firstTokenMs: null, tokenMs: [], endMs: 0, content: "", promptTokens: req.promptTokens.length, cachedTokens: 0, outputTokens: 0, debug: "" };
   }
 
   start(): void {
     const headers = new HeaderMap([
       [":authority", "llm.local"], [":path", "/v1/chat/completions"], [":method", "POST"], [":scheme", "http"],
       ["content-type", "application/json"], ["accept", "text/event-stream"],
-      ["content-length", String(this.req.body.length)], ["x-request-id", this.req.id],
+      ["content-length", String(this.req.body.length)], ["x-request-id", this.req.id], ...(this.req.headers ?? []),
     ]);
     this.filter = this.plugin
       ? this.plugin.newStream(this.plugin.pickVm(), this, {
@@ -181,6 +194,7 @@ class VirtualExchange implements StreamSink {
   // ---- StreamSink: response side ----
   responseHeadersOut(headers: HeaderMap, endStream: boolean): void {
     this.status = Number(headers.get(":status") ?? 0);
+    this.outcome.debug = headers.get(DEBUG_HEADER) ?? "";
     if (endStream) this.endLater(this.ending ?? "complete");
   }
 
@@ -216,6 +230,7 @@ class VirtualExchange implements StreamSink {
       if (t.index === 0) this.outcome.firstTokenMs = t.atMs;
       this.outcome.tokenMs.push(t.atMs);
       words.push(t.text);
+      if (t.index === 0) this.filter.responseData(Buffer.from(sseEvents(words)), false);
     });
     sim.on("done", (result) => {
       this.outcome.cachedTokens = result.cachedTokens;
@@ -227,7 +242,7 @@ class VirtualExchange implements StreamSink {
         this.endLater(this.ending);
         return;
       }
-      this.filter.responseData(DONE_CHUNK, true);
+      this.filter.responseData(words.length > 1 ? Buffer.concat([Buffer.from(sseEvents(words.slice(1))), DONE_CHUNK]) : DONE_CHUNK, true);
     });
   }
 

@@ -15,7 +15,7 @@ export class VirtualPickerFront {
   send(req: VirtualRequest, onDone: (o: VirtualOutcome) => void): void {
     const pick = this.picker.pick(req.bodyObject);
     const pod = this.fleet.pods[pick.pod];
-    const o: VirtualOutcome = { status: 200, pod: pod.name, error: null, firstTokenMs: null, tokenMs: [], endMs: 0, content: "", promptTokens: req.promptTokens.length, cachedTokens: 0, outputTokens: 0 };
+    const o: VirtualOutcome = { status: 200, pod: pod.name, error: null, firstTokenMs: null, tokenMs: [], endMs: 0, content: "", promptTokens: req.promptTokens.length, cachedTokens: 0, outputTokens: 0, debug: "" };
     const end = (error: string | null, status: number) => {
       this.picker.onEnd?.(pick);
       o.status = status;

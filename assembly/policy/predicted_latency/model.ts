@@ -122,24 +122,38 @@ export function clipObservation(y: f64, predicted: f64): f64 {
   return min(y, predicted * CLIP_FACTOR);
 }
 
-/** TTFT features: intercept, uncached prompt tokens (thousands), requests in flight on the host. */
-export const TTFT_K: i32 = 3;
-export function ttftFeatures(uncachedTokens: f64, inflight: f64): f64[] {
-  return [1.0, uncachedTokens / 1000.0, max(inflight, 0.0)];
+/**
+ * TTFT features: intercept, uncached prompt tokens (thousands), requests in flight on the host q,
+ * and the requests that must finish before this one gets one of the engine's `slots` batch slots,
+ * max(0, q + 1 - slots): a full engine queues a new request until a running one ends, so beyond
+ * the slots TTFT grows by about (mean service time / slots) per request ahead, a slope far steeper
+ * than the in-batch slowdown the q term learns (slots <= 0: unknown, the term stays 0).
+ */
+export const TTFT_K: i32 = 4;
+export function ttftFeatures(uncachedTokens: f64, inflight: f64, slots: f64 = 0): f64[] {
+  const q = max(inflight, 0.0);
+  return [1.0, uncachedTokens / 1000.0, q, slots > 0 ? max(0.0, q + 1.0 - slots) : 0.0];
 }
 
-/** TPOT features: intercept, requests in flight on the host (the decode batch it joins). */
+/** TPOT features: intercept, the decode batch the request joins (in flight, at most the slots). */
 export const TPOT_K: i32 = 2;
-export function tpotFeatures(inflight: f64): f64[] {
-  return [1.0, max(inflight, 0.0)];
+export function tpotFeatures(inflight: f64, slots: f64 = 0): f64[] {
+  const q = max(inflight, 0.0);
+  return [1.0, slots > 0 ? min(q, slots) : q];
 }
 
 /** One host's fitted coefficients (null: nothing learned, not even for the fleet). */
 export class HostModel {
   constructor(public ttft: f64[] | null, public tpot: f64[] | null) {}
 
-  predictTtft(uncachedTokens: f64, inflight: f64): f64 { return predict(this.ttft, ttftFeatures(uncachedTokens, inflight)); }
-  predictTpot(inflight: f64): f64 { return predict(this.tpot, tpotFeatures(inflight)); }
+  predictTtft(uncachedTokens: f64, inflight: f64, slots: f64 = 0): f64 { return predict(this.ttft, ttftFeatures(uncachedTokens, inflight, slots)); }
+  predictTpot(inflight: f64, slots: f64 = 0): f64 { return predict(this.tpot, tpotFeatures(inflight, slots)); }
+  /** The slot-queueing part of the TTFT prediction (0 below the slots or without a model). */
+  queuePart(inflight: f64, slots: f64): f64 {
+    const t = this.ttft;
+    if (t === null || t.length < TTFT_K) return 0;
+    return max(0.0, t[3] * ttftFeatures(0, inflight, slots)[3]);
+  }
 }
 
 /**

@@ -109,6 +109,7 @@ export class PredictedLatencyPolicy extends Policy {
 
   private pick(r: LbRequest, c: CandidateSet, keys: string[], values: string[]): Verdict {
     const s = this.cfg.slo;
+    const slots = <f64>s.batchSlots;
     const n = c.size;
     const body = r.body;
     const promptTokens: f64 = body !== null && !body.truncated ? <f64>((body.promptChars() + 3) / 4) : 0;
@@ -118,6 +119,9 @@ export class PredictedLatencyPolicy extends Policy {
     const model = this.store.of(r.pool);
     const models = model.modelsFor(c.hosts);
     const ttft = new Array<f64>(n);
+    // What the choice compares: a wait for a slot varies about as much as it lasts (it depends on
+    // when the running requests end), so it counts (1 + sloQueueMargin) times.
+    const decideTtft = new Array<f64>(n);
     const tpot = new Array<f64>(n);
     const inflight = new Array<f64>(n);
     const uncached = new Array<f64>(n);
@@ -127,15 +131,16 @@ export class PredictedLatencyPolicy extends Policy {
       const q = this.runtime.inflight.inflight(r.pool, c.hosts[i], this.services.accounting.local);
       inflight[i] = q;
       uncached[i] = promptTokens * (1.0 - share[i]);
-      ttft[i] = models[i].predictTtft(uncached[i], q);
-      tpot[i] = models[i].predictTpot(q);
+      ttft[i] = models[i].predictTtft(uncached[i], q, slots);
+      decideTtft[i] = ttft[i] + s.queueMargin * models[i].queuePart(q, slots);
+      tpot[i] = models[i].predictTpot(q, slots);
       eligible[i] = r.limit <= 0 || q + <f64>r.cost <= <f64>r.limit;
       if (eligible[i]) anyEligible = true;
     }
     if (!anyEligible) { r.port.shed("limit"); return Verdict.Rejected; }
     const rng = this.services.rng;
     const draws = new Draws(rng.nextFloat(), <u32>(rng.next() >> 32));
-    const choice = chooseBySlo(ttft, tpot, eligible, sloOf(s.ttftHeader, s.ttftMs), sloOf(s.tpotHeader, s.tpotMs),
+    const choice = chooseBySlo(decideTtft, tpot, eligible, sloOf(s.ttftHeader, s.ttftMs), sloOf(s.tpotHeader, s.tpotMs),
       s.pick == SLO_PICK_BEST_FIT, s.exploration, r.priority == PRIORITY_LOW, expected, draws);
     if (choice.index == SHED) { r.port.shed("slo_unmet"); return Verdict.Rejected; }
     let at = choice.index;
@@ -145,7 +150,7 @@ export class PredictedLatencyPolicy extends Policy {
     this.runtime.inflight.notePick(r.pool, chosen, <f64>r.cost);
     if (keys.length > 0) recordPrefix(this.cfg, r, keys, values, chosen, this.writes);
     return this.services.accounting.acquireHost(r, c, chosen,
-      "predicted_latency:" + choice.reason + ":ttft=" + fmt(ttft[at]) + ":tpot=" + fmt(tpot[at]));
+      "predicted_latency:" + choice.reason + ":ttft=" + fmt(ttft[at]) + ":tpot=" + fmt(tpot[at]) + ":q=" + fmt(inflight[at]));
   }
 
   onResponseHeaders(r: LbRequest, status: i32): void {
@@ -187,7 +192,8 @@ export class PredictedLatencyPolicy extends Policy {
     }
     if (ttftY >= 0) ttftY = clipObservation(ttftY, o.predTtft);
     if (tpotY >= 0) tpotY = clipObservation(tpotY, o.predTpot);
-    o.model.observe(o.address, ttftFeatures(o.uncached, o.inflight), ttftY, tpotFeatures(o.inflight), tpotY, host.nowMillis());
+    const slots = <f64>this.cfg.slo.batchSlots;
+    o.model.observe(o.address, ttftFeatures(o.uncached, o.inflight, slots), ttftY, tpotFeatures(o.inflight, slots), tpotY, host.nowMillis());
   }
 }
 

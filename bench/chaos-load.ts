@@ -124,13 +124,17 @@ export class SharedCounts {
     this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
     this.redis.on("error", () => {}); // outages are on purpose
   }
-  /** Sum of the per-host in-flight counts and the number of leases; null while Redis does not answer. */
-  async read(): Promise<{ load: number; leases: number } | null> {
+  /**
+   * Sum of the per-host in-flight counts, the smallest of them (negative = a release of a lease
+   * Redis did not hold was counted) and the number of leases; null while Redis does not answer.
+   */
+  async read(): Promise<{ load: number; leases: number; min: number } | null> {
     try {
       const [flat, leases] = await Promise.all([this.redis.zrange(`${this.ns}:load`, 0, -1, "WITHSCORES"), this.redis.zcard(`${this.ns}:leases`)]);
       let load = 0;
-      for (let i = 1; i < flat.length; i += 2) load += Number(flat[i]);
-      return { load, leases };
+      let min = 0;
+      for (let i = 1; i < flat.length; i += 2) { load += Number(flat[i]); min = Math.min(min, Number(flat[i])); }
+      return { load, leases, min };
     } catch {
       return null;
     }

@@ -58,9 +58,9 @@ const stack = await startLocalStack({
 try {
   const gw = stack.gateways[0];
   await load(gw.url, 1000); // warm up
-  const before = await scrape(gw.adminUrl);
+  const before = await scrape(gw.adminUrl!);
   const normal = await load(gw.url, seconds * 1000);
-  const mid = await scrape(gw.adminUrl);
+  const mid = await scrape(gw.adminUrl!);
   const hist = mid.split("\n").filter((l) => l.startsWith("llmlb_redis_call_duration_ms_bucket"));
   const fallbacksNormal = metric(mid, 'llmlb_picks_total{policy="global_least_request",reason="local_fallback"}') - metric(before, 'llmlb_picks_total{policy="global_least_request",reason="local_fallback"}');
   // Frozen Redis: requests started during the freeze (the breaker opens after breakerFailures misses).
@@ -70,7 +70,7 @@ try {
   const during = await frozen;
   stack.redis.resume();
   await sleep(1500);
-  const after = await scrape(gw.adminUrl);
+  const after = await scrape(gw.adminUrl!);
   const fallbacksFrozen = metric(after, 'llmlb_picks_total{policy="global_least_request",reason="local_fallback"}') - metric(mid, 'llmlb_picks_total{policy="global_least_request",reason="local_fallback"}');
   console.log(`pickDeadlineMs=${deadlineMs}, concurrency ${concurrency}, 1 gateway x 2 VMs, real Redis`);
   console.log(`Redis call duration histogram (all plugin calls, normal load):\n  ${hist.join("\n  ")}`);

@@ -1,7 +1,8 @@
 // Circuit breaker for the Redis path: after `threshold` consecutive failures the breaker opens for
 // `openMs` (doubling on each failed probe, up to 8x), so requests stop waiting for a Redis timeout
 // each while it is down; after that one probe call is let through (half-open); its success closes
-// the breaker. Pure: time is passed in.
+// the breaker. Pure: time is passed in. Picks never act as that probe (RedisClient.mayWait): the
+// tick's TIME probe closes the breaker for them.
 export class CircuitBreaker {
   private failures: i64 = 0;
   private openUntil: f64 = 0;
@@ -26,6 +27,12 @@ export class CircuitBreaker {
     this.failures = 0;
     this.probing = false;
     this.backoff = 1;
+  }
+
+  /** Opens at once (Redis known to be stalled), as if `threshold` failures had come in a row. */
+  trip(now: f64): void {
+    if (this.failures < this.threshold) this.failures = this.threshold - 1;
+    this.onFailure(now);
   }
 
   onFailure(now: f64): void {

@@ -36,6 +36,8 @@ class PendingCall {
   /** counted: a failure feeds the breaker (the tick's probe does not: it only ever closes it). */
   constructor(public handler: RedisReplyHandler, public startedMs: f64, public script: LuaScript | null,
     public keys: string[], public args: string[], public counted: bool = true, public waitMs: f64 = 0) {}
+  /** The one pick let wait while overdue (see mayWait). */
+  overdueProbe: bool = false;
 }
 
 function evalCommand(verb: string, body: string, keys: string[], args: string[]): Uint8Array {
@@ -79,6 +81,10 @@ export class RedisClient {
   private pending: Map<u32, PendingCall> = new Map();
   /** Pending calls with a pick deadline. */
   waiting: i32 = 0;
+  /** A pick's deadline passed and Redis has answered nothing since (see mayWait). */
+  private overdue: bool = false;
+  /** While overdue, a pick waits for Redis (the one let through). */
+  private overdueProbing: bool = false;
   breaker: CircuitBreaker;
   /** Counters for metrics and tests. */
   failures: u64 = 0;
@@ -121,8 +127,28 @@ export class RedisClient {
    * then (counted by the breaker) and a reply arriving later is dropped.
    */
   evalScript(script: LuaScript, keys: string[], args: string[], handler: RedisReplyHandler, now: f64, waitMs: f64 = 0): bool {
+    if (waitMs > 0 && !this.mayWait(now)) return false;
     if (!this.ready(now)) return false;
-    return this.send(evalCommand("EVALSHA", script.sha, keys, args), new PendingCall(handler, now, script, keys, args, true, waitMs), now);
+    const call = new PendingCall(handler, now, script, keys, args, true, waitMs);
+    call.overdueProbe = waitMs > 0 && this.overdue;
+    if (!this.send(evalCommand("EVALSHA", script.sha, keys, args), call, now)) return false;
+    if (call.overdueProbe) this.overdueProbing = true;
+    return true;
+  }
+
+  /**
+   * Whether a pick may wait for Redis now. Not while the breaker is open (the tick's TIME probe,
+   * not a request, finds out that Redis is back: a half-open pick would wait the whole deadline
+   * whenever Redis is still away), nor while an earlier pick's deadline passed with no reply since
+   * (Redis stalled: the picks after the first miss fall back at once, each counted toward the
+   * breaker, instead of each waiting the deadline until breakerFailures misses open it), except
+   * one pick at a time: Redis merely slow (a cold script cache) answers it, which clears overdue.
+   */
+  private mayWait(now: f64): bool {
+    if (this.breaker.isOpen()) return false;
+    if (!this.overdue || !this.overdueProbing) return true;
+    this.noteFailure(obs.REDIS_FAIL_OVERDUE, now, true);
+    return false;
   }
 
   command(args: string[], handler: RedisReplyHandler, now: f64): bool {
@@ -150,6 +176,7 @@ export class RedisClient {
     const call = this.pending.get(token);
     this.pending.delete(token);
     if (call.waitMs > 0) this.waiting--;
+    if (call.overdueProbe) this.overdueProbing = false;
     return call;
   }
 
@@ -166,7 +193,14 @@ export class RedisClient {
       if (call.waitMs > 0 && now - call.startedMs >= call.waitMs) {
         call.waitMs = 0;
         this.waiting--;
+        this.overdue = true;
         this.noteFailure(obs.REDIS_FAIL_DEADLINE, now, true);
+        if (call.overdueProbe) {
+          // Two misses with no reply between them: Redis is stalled, open the breaker now.
+          call.overdueProbe = false;
+          this.overdueProbing = false;
+          if (!this.breaker.isOpen()) { this.breaker.trip(now); this.observer.breakerChanged(true); }
+        }
         call.handler.onDeadline();
       }
     }
@@ -181,6 +215,7 @@ export class RedisClient {
       this.fail(call, now, now - call.startedMs >= <f64>this.timeoutMs ? obs.REDIS_FAIL_TIMEOUT : obs.REDIS_FAIL_NETWORK);
       return true;
     }
+    this.overdue = false; // Redis answered: the next pick may wait for it again
     const bytes = host.getBufferBytes(host.BufferType.RedisCallResponse, 0, size);
     if (bytes === null) { this.fail(call, now, obs.REDIS_FAIL_BAD_REPLY); return true; }
     const parsed = parseResp(Uint8Array.wrap(bytes));
@@ -267,6 +302,8 @@ export class RedisClient {
   }
 
   private closeBreaker(): void {
+    this.overdue = false;
+    this.overdueProbing = false;
     const wasOpen = this.breaker.isOpen();
     this.breaker.onSuccess();
     if (wasOpen) this.observer.breakerChanged(false);

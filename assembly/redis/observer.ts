@@ -6,7 +6,8 @@ export const REDIS_FAIL_TIMEOUT: i32 = 2; // NetworkError at/after the timeout, 
 export const REDIS_FAIL_BAD_REPLY: i32 = 3; // reply bytes missing or not RESP
 export const REDIS_FAIL_ERROR_REPLY: i32 = 4; // a RESP error reply (script error, ACL, OOM...)
 export const REDIS_FAIL_DEADLINE: i32 = 5; // no reply within the pick deadline (pickDeadlineMs)
-export const REDIS_FAIL_KINDS: string[] = ["refused", "network", "timeout", "bad_reply", "error_reply", "pick_deadline"];
+export const REDIS_FAIL_OVERDUE: i32 = 6; // a pick not sent: an earlier pick's deadline passed with no reply since
+export const REDIS_FAIL_KINDS: string[] = ["refused", "network", "timeout", "bad_reply", "error_reply", "pick_deadline", "overdue"];
 
 export class RedisObserver {
   /** A reply arrived `ms` after the call was sent. */

@@ -67,3 +67,13 @@ export const calibrate: CustomScenario = {
     console.log(calibrationTable());
   },
 };
+
+export const redisOutage: CustomScenario = {
+  kind: "custom",
+  name: "redis-outage",
+  description: "Redis frozen (SIGSTOP) and killed+restarted under steady load through 2 gateways: failures, added p99, time back on Redis, time to exact counts (args: [--outage S=30] [--rate R=75] [--lease-ttl S=2] [--json FILE]).",
+  async run(args) {
+    const { main } = await import("../redis-outage.js");
+    await main(args);
+  },
+};

@@ -63,6 +63,39 @@ describe("pick deadline", () => {
     expect(h.redisCalls.filter((c) => c.text.includes(leaseId))).toEqual([]);
   });
 
+  it("after a miss, one pick at a time waits for Redis, the others fall back at once, until Redis answers anything", async () => {
+    h = await host({ configuration: glrConfig({ pickDeadlineMs: 20, timeout: 3000, breakerFailures: 5 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    postChat(h);
+    const stalled = h.redisCalls[0];
+    h.advance(24);
+    expect(misses(h)).toBe(1);
+    const sent = h.redisCalls.length;
+    const probe = postChat(h).s;
+    expect(probe.forwarded).toBeNull(); // the one pick let wait
+    expect(h.redisCalls.length).toBe(sent + 1);
+    const { s } = postChat(h);
+    expect(s.forwarded!.upstream.via).toBe("override"); // no wait: decided at once
+    expect(h.redisCalls.length).toBe(sent + 1);
+    expect(h.metric("llmlb_redis_failures_total", { kind: "overdue" })).toBe(1);
+    stalled.reply(OK(hosts(2)[0].address)); // Redis answers (late): picks wait for it again
+    const next = postChat(h).s;
+    expect(next.forwarded).toBeNull();
+    expect(h.redisCalls.length).toBeGreaterThan(sent + 1);
+  });
+
+  it("a second miss with no reply since (the pick let wait missed too) opens the breaker at once", async () => {
+    h = await host({ configuration: glrConfig({ pickDeadlineMs: 20, timeout: 3000, breakerFailures: 5 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    postChat(h);
+    h.advance(24);
+    postChat(h); // the one pick let wait
+    h.advance(24);
+    expect(misses(h)).toBe(2);
+    expect(h.metric("llmlb_redis_breakers_open", {})).toBe(1);
+    const sent = h.redisCalls.filter((c) => c.text.includes("EVALSHA")).length;
+    expect(postChat(h).s.forwarded!.upstream.via).toBe("override");
+    expect(h.redisCalls.filter((c) => c.text.includes("EVALSHA")).length).toBe(sent);
+  });
+
   it("deadline misses count toward the breaker: after breakerFailures misses picks skip Redis", async () => {
     h = await host({ configuration: glrConfig({ pickDeadlineMs: 20, timeout: 3000, breakerFailures: 2 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
     postChat(h);

@@ -149,13 +149,16 @@ export class SharedCounts {
  * Null: not reached by since + limitMs.
  */
 export async function timeToExact(counts: SharedCounts, probeUrl: () => string, since: number, limitMs: number): Promise<number | null> {
+  let last: Awaited<ReturnType<SharedCounts["read"]>> = null;
   while (Date.now() - since <= limitMs) {
     const c = await counts.read();
+    if (c) last = c;
     if (c && c.load === 0 && c.leases === 0) return Date.now() - since;
     await streamChat(probeUrl(), "sim-tiny", 1, { "content-type": "application/json" });
     // The gateway releases a lease after the client has its last byte (on_log, then a Redis call):
     // on a busy machine that takes longer than a few ms, so the next reading waits for it.
     await sleep(200);
   }
+  console.warn(`counts not exact ${limitMs} ms after the fault: last reading ${JSON.stringify(last)}`);
   return null;
 }

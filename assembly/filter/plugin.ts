@@ -30,6 +30,8 @@ export class Plugin {
   private fastTickMs: i64 = 0;
   private tickMs: i64 = 0;
   private lastFullTickMs: f64 = -1e18;
+  /** When the host last armed the tick timer (a period change or a tick). */
+  private armedAtMs: f64 = 0;
 
   constructor(rng: Xorshift) {
     const stats = new Stats();
@@ -72,6 +74,7 @@ export class Plugin {
     this.baseTickMs = tickMs;
     this.fastTickMs = fastMs > 0 && tickMs > 0 ? min(fastMs, tickMs) : tickMs;
     this.tickMs = tickMs;
+    this.armedAtMs = host.nowMillis();
     return tickMs;
   }
 
@@ -110,20 +113,29 @@ export class Plugin {
 
   /**
    * Proxy-Wasm has no per-stream timer: while a pick waits for Redis the root tick runs at the
-   * pick deadline's period (Envoy's Wasm::setTickPeriod, source/extensions/common/wasm/wasm.cc,
-   * disables the running timer and arms a new one at the new period; host-test/abi/root-context.ts
-   * does the same),
-   * and back at the configured period once no pick waits. Called after every entry that may send
-   * or settle a pick (a held stream, a Redis reply, the tick).
+   * pick deadline's period, and at the configured period otherwise. Envoy's Wasm::setTickPeriod
+   * (source/extensions/common/wasm/wasm.cc; host-test/abi/root-context.ts does the same) disables
+   * the running timer and arms a new one at each change, so switching back to the long period
+   * after every reply would push the next tick away each time: with a request every 100 ms a
+   * 500 ms tick would never fire (no renewal, healer or probe). Outside the tick the timer is
+   * re-armed only when it would fire later than wanted (a pick now waits), and the tick sets the
+   * period that brings the next one when it is due: the short period while picks wait, else what
+   * is left until the next full tick. Called after every entry that may send or settle a pick (a
+   * held stream, a Redis reply) and by the tick itself.
    */
-  adjustTick(): void {
+  adjustTick(now: f64, fromTick: bool = false): void {
     if (this.baseTickMs == 0) return;
+    // After a tick the host re-arms the timer one period on (Envoy's tickHandler).
+    if (fromTick) this.armedAtMs = now;
     let waiting = false;
     const clients = this.clients.values();
     for (let i = 0; i < clients.length && !waiting; i++) waiting = clients[i].waiting > 0;
-    const want = waiting ? this.fastTickMs : this.baseTickMs;
-    if (want == this.tickMs) return;
+    const dueIn: f64 = waiting ? <f64>this.fastTickMs : Math.max(1, this.lastFullTickMs + <f64>this.baseTickMs - now);
+    if (!fromTick && this.armedAtMs + <f64>this.tickMs <= now + dueIn + 1) return; // fires in time
+    const want = <i64>Math.ceil(dueIn);
+    if (want == this.tickMs) return; // from the tick: the host re-armed it at this period already
     this.tickMs = want;
+    this.armedAtMs = now;
     host.setTickPeriod(<u32>want);
   }
 
@@ -135,7 +147,7 @@ export class Plugin {
       this.lastFullTickMs = now;
       this.fullTick(now);
     }
-    this.adjustTick();
+    this.adjustTick(now, true);
   }
 
   private fullTick(now: f64): void {
@@ -166,6 +178,6 @@ export class Plugin {
     for (let i = 0; i < clients.length; i++) {
       if (clients[i].onResponse(token, status, size, now)) break;
     }
-    this.adjustTick();
+    this.adjustTick(now);
   }
 }

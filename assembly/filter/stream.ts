@@ -146,7 +146,7 @@ export class LbStream extends Context {
     const v = this.policy!.decide(r);
     if (v == Verdict.Pending) {
       this.held = true;
-      this.plugin.adjustTick();
+      this.plugin.adjustTick(host.nowMillis());
       return STOP;
     }
     this.phase = Phase.Decided;

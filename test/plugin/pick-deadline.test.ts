@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { CLUSTER, glrConfig, host, hosts, postChat } from "./harness.js";
 import type { TestHost } from "../../host-test/facade/index.js";
+import type { RecordedRedisCall } from "../../host-test/facade/callouts.js";
 
 const NS = `{llmlb:llm:${CLUSTER}}`;
 let h: TestHost | null = null;
@@ -29,11 +30,12 @@ describe("pick deadline", () => {
     expect(misses(h)).toBe(1);
   });
 
-  it("without a pick waiting the tick is back at 500 ms: a deadline is noticed only by short ticks", async () => {
+  it("without a pick waiting the tick is back at 500 ms after the next short tick: a deadline is noticed only by short ticks", async () => {
     h = await host({ configuration: glrConfig({ pickDeadlineMs: 20, timeout: 3000 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
     postChat(h);
+    expect(tickOf(h)).toBe(4);
     h.redisCalls[0].reply(OK(hosts(2)[0].address)); // answered in time
-    h.advance(1);
+    h.advance(5);
     expect(tickOf(h)).toBe(500);
     postChat(h);
     expect(tickOf(h)).toBe(4);
@@ -107,5 +109,32 @@ describe("pick deadline", () => {
     expect(s.forwarded!.upstream.via).toBe("override"); // decided at once, no Redis call
     expect(h.redisCalls.length).toBe(sent);
     expect(fallbacks(h)).toBe(3);
+  });
+
+  // Every pick switches the tick to the short period and its reply back, and Envoy re-arms the
+  // timer at each change (Wasm::setTickPeriod): with a request every 100 ms a 500 ms timer
+  // re-armed at each reply would never fire, starving renewals, the healer and the probe.
+  it("steady traffic does not starve the background tick: an open stream's lease is renewed, the healer runs", async () => {
+    h = await host({ configuration: glrConfig({ pickDeadlineMs: 20, timeout: 3000, leaseTTL: 3 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    const seen: RecordedRedisCall[] = [];
+    const answer = () => {
+      for (const c of [...h!.redisCalls]) {
+        if (!seen.includes(c)) seen.push(c);
+        if (c.text.includes(NS + ":seen")) c.reply(OK(hosts(2)[0].address));
+      }
+    };
+    postChat(h);
+    answer();
+    const longId = leaseIdOf(seen[0].text);
+    for (let t = 0; t < 2000; t += 100) {
+      h.advance(100);
+      answer();
+      postChat(h);
+      answer();
+    }
+    const background = seen.filter((c) => !c.text.includes(NS + ":seen"));
+    expect(background.filter((c) => c.text.includes(longId)).length).toBeGreaterThanOrEqual(1); // renewed at leaseTTL / 3
+    const healerCalls = background.filter((c) => /\r\n\$4\r\n1000\r\n$/.test(c.text)).length; // reconcile.lua, max 1000
+    expect(healerCalls).toBeGreaterThanOrEqual(3); // one per 500 ms tick over 2 s
   });
 });

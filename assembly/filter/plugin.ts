@@ -74,7 +74,9 @@ export class Plugin {
     this.baseTickMs = tickMs;
     this.fastTickMs = fastMs > 0 && tickMs > 0 ? min(fastMs, tickMs) : tickMs;
     this.tickMs = tickMs;
+    // The period starts now: the first full tick is due one period after the configuration.
     this.armedAtMs = host.nowMillis();
+    this.lastFullTickMs = this.armedAtMs;
     return tickMs;
   }
 

@@ -203,35 +203,42 @@ export async function runLuaWorstCases(): Promise<WorstRow[]> {
   const sleepMs = (ms: number) => new Promise((r) => setTimeout(r, ms));
   const many = hostList(10_000);
   try {
-    await best("acquire with a sync of 10,000 hosts (the cap)", async () => {}, (p) => p.acquire({ leaseId: "s", hosts: many }));
-    await best("acquire settling 1,024 due aggregates (1,024 hosts, dead leases)", async (p) => {
-      const hosts = hostList(1_100);
-      await p.acquire({ leaseId: "s", hosts, leaseTtlMs: 1_000 });
-      await Promise.all(hosts.map((h, i) => p.acquire({ leaseId: `d${i}`, leaseTtlMs: 1_000, rnd: i })));
-      await sleepMs(1_400);
-    }, (p) => p.acquire({ leaseId: "x", leaseTtlMs: 60_000 }));
-    await best("healer, max 1,000 (1,000 aggregates + 1,000 records)", async (p) => {
-      const hosts = hostList(1_000);
-      await p.acquire({ leaseId: "s", hosts, leaseTtlMs: 600_000 });
+    const thousand = hostList(1_000);
+    await best("acquire with a sync of 500 hosts (one call's cap)", async () => {}, (p) => p.acquire({ leaseId: "s", hosts: thousand.slice(0, 500) }));
+    await best("sync.lua: last chunk of 500 hosts onto 9,500 staged, swapped in (10,000: the set's cap)", async (p) => {
+      for (let i = 0; i < 19; i++) await runScript(redis, "sync", [...p.keys(), p.stagingKey()], [60_000, 1_200_000, i * 500, 0, ...many.slice(i * 500, (i + 1) * 500)]);
+    }, (p) => runScript(redis, "sync", [...p.keys(), p.stagingKey()], [60_000, 1_200_000, 9_500, 1, ...many.slice(9_500)]));
+    for (const aggregates of [256]) {
+      await best(`acquire settling ${aggregates.toLocaleString("en-US")} due aggregates (${aggregates.toLocaleString("en-US")} hosts, dead leases)`, async (p) => {
+        const hosts = hostList(aggregates + 76);
+        await p.acquire({ leaseId: "s", hosts, leaseTtlMs: 1_000 });
+        await Promise.all(hosts.map((h, i) => p.acquire({ leaseId: `d${i}`, leaseTtlMs: 1_000, rnd: i })));
+        await sleepMs(1_400);
+      }, (p) => p.acquire({ leaseId: "x", leaseTtlMs: 60_000 }));
+    }
+    await best("healer, max 250 (the cap: 250 aggregates + 250 records)", async (p) => {
+      await p.acquire({ leaseId: "s", hosts: thousand, leaseTtlMs: 600_000 });
       await Promise.all(Array.from({ length: 3_000 }, (_, i) => p.acquire({ leaseId: `d${i}`, leaseTtlMs: 1_000, rnd: i * 7 })));
       await sleepMs(1_400);
-    }, (p) => p.reconcile(1_000));
+    }, (p) => p.reconcile(250));
     const cands = many.slice(0, 9_700).map((h) => h.replace(":8000", ":9000"));
-    await best("scan past 256 lighter non-candidates, then ZMSCORE of 9,700 candidates", async (p) => {
+    await best("scan past 256 lighter non-candidates, then ZMSCORE of a 500 sample of 9,700 candidates", async (p) => {
       await p.acquire({ leaseId: "s", fp: "all", hosts: [...hostList(300, 10), ...cands] });
       await redis.zadd(p.loadKey, ...cands.flatMap((h) => [5, h]));
       await p.acquire({ leaseId: "c", fp: "cand", hosts: cands });
     }, (p) => p.acquire({ leaseId: "scan", fp: "cand", rnd: 1 }));
-    await best("renew of 1,000 ids on 1,000 hosts", async (p) => {
-      const hosts = hostList(1_000);
+    await best("renew of 64 ids (one call's cap) on 64 hosts", async (p) => {
+      const hosts = hostList(64);
       await p.acquire({ leaseId: "l0", hosts });
-      await Promise.all(Array.from({ length: 999 }, (_, i) => p.acquire({ leaseId: `l${i + 1}`, rnd: i })));
-    }, (p) => p.renew(120_000, Array.from({ length: 1_000 }, (_, i) => `l${i}`)));
-    await best("prefix.lua with 64 levels of 512-byte keys", async (p) => {
-      await p.acquire({ leaseId: "s", hosts: hostList(8) });
-    }, (p) => runScript(redis, "prefix", [...p.keys(), ...Array.from({ length: 64 }, (_, i) => `${p.ns}:p:`.padEnd(508, "m") + String(i).padStart(4, "0"))],
-      ["w", 1, 60_000, 60_000, 0, 0, 600_000, 1800, 8, 1.5, 0, 0]));
-    await best("inspect of 10,000 hosts", async (p) => { await p.acquire({ leaseId: "s", hosts: many }); }, (p) => p.inspect(many));
+      await Promise.all(Array.from({ length: 63 }, (_, i) => p.acquire({ leaseId: `l${i + 1}`, rnd: i })));
+    }, (p) => p.renew(120_000, Array.from({ length: 64 }, (_, i) => `l${i}`)));
+    for (const levels of [64, 256]) {
+      await best(`prefix.lua with ${levels.toLocaleString("en-US")} levels of 512-byte keys`, async (p) => {
+        await p.acquire({ leaseId: "s", hosts: hostList(8) });
+      }, (p) => runScript(redis, "prefix", [...p.keys(), ...Array.from({ length: levels }, (_, i) => `${p.ns}:p:`.padEnd(508, "m") + String(i).padStart(4, "0"))],
+        ["w", 1, 60_000, 60_000, 0, 0, 600_000, 1800, 8, 1.5, 0, 0]));
+    }
+    await best("inspect of 500 hosts (one call's cap)", async (p) => { await p.acquire({ leaseId: "s", hosts: thousand }); }, (p) => p.inspect(thousand.slice(0, 500)));
   } finally {
     redis.disconnect();
     if (server.owned) await server.stop();

@@ -4,11 +4,12 @@
 -- Data model and per-script contracts: lua/README.md. Lua 5.1 only (Redis 6.2 and 7.x).
 
 local BUCKET_MS = 250          -- expiry granularity: a lease's cost leaves its host at the end of its bucket
-local SETTLE_BATCH = 1024      -- due buckets an acquire settles before picking (bounds one call)
+local SETTLE_BATCH = 256       -- due buckets an acquire settles before picking (~2 ms; more due: SETTLING)
 local STALE_BATCH = 4          -- stale hosts examined when a stale check runs
 local STALE_EVERY = 8          -- an acquire with n = 0 checks for stale hosts when rnd % 8 == 0
 local SCAN_WINDOW = 16         -- members read per ZRANGE when the fast pick lands on a non-candidate
 local SCAN_MAX = 256           -- members the scan reads before it scores the candidate set directly
+local SCORE_SAMPLE = 500       -- candidates scored directly at most (a random sample of a larger set)
 local PICK_RETRIES = 4         -- random re-draws among the least-loaded before scanning
 local ARG_CHUNK = 200          -- arguments per variadic call: unpack() of huge tables overflows the Lua stack
 local PRNG_MODULUS = 2147483647 -- Park-Miller: products stay below 2^53, exact in Lua doubles
@@ -16,9 +17,12 @@ local LEASE_BASE = 70368744177664 -- 2^46: lease entries score LEASE_BASE + buck
 -- Caps on what a call may write (lua/README.md, "Bounds"): anything larger is refused, nothing written.
 local MAX_ID_BYTES = 128
 local MAX_HOST_BYTES = 261     -- a 255-byte DNS name, ':' and a port
-local MAX_HOSTS = 10000
+local MAX_HOSTS = 500          -- hosts per call (a longer candidate list is synced in chunks: sync.lua)
+local MAX_POOL_HOSTS = 10000   -- hosts in one candidate set
+local MAX_RENEW_IDS = 64       -- lease ids per renew call (each may move two bucket aggregates)
+local MAX_HEAL_BATCH = 250     -- entries per healer batch (settled buckets, then removed records)
 local MAX_KEY_BYTES = 512
-local MAX_LEVELS = 1024 -- maxPrefixLevels allows up to 1024; compat (Higress, no cap) is clamped there too
+local MAX_LEVELS = 256 -- maxPrefixLevels allows up to 256; compat (Higress, no cap) is clamped there too
 local MAX_COST = 1000000000
 local MAX_TTL_MS = 2592000000  -- 30 days
 
@@ -323,10 +327,14 @@ local function least_of(pairs, rnd)
   return tied[(rnd % #tied) + 1], best
 end
 
--- Direct scoring: the loads of every member of the candidate set (ZMSCORE), O(n log N) with
--- n <= MAX_HOSTS. Used when the scan would read more than SCAN_MAX lighter non-candidates.
+-- Direct scoring: the loads of the members of the candidate set (ZMSCORE), all of them up to
+-- SCORE_SAMPLE, else a random sample of SCORE_SAMPLE (SRANDMEMBER: distinct members), so the call
+-- stays bounded whatever the set's size. Used when the scan would read more than SCAN_MAX lighter
+-- non-candidates.
 local function score_candidates(k, rnd)
-  local members = redis.call('SMEMBERS', k.cand)
+  local members
+  if redis.call('SCARD', k.cand) <= SCORE_SAMPLE then members = redis.call('SMEMBERS', k.cand)
+  else members = redis.call('SRANDMEMBER', k.cand, SCORE_SAMPLE) end
   local scores = call_chunked('ZMSCORE', k.load, {}, members, itself)
   local pairs = {}
   for i, h in ipairs(members) do
@@ -449,10 +457,13 @@ end
 
 -- Steps 1-4 of an acquire (lua/README.md): refuse a late call, settle due buckets, sync the
 -- candidate set (or ask for it), drop stale hosts now and then. Returns the reply to send as is
--- ({"LATE", now} or {"NEED_CANDIDATES"}), or nil to go on to the pick.
+-- ({"LATE", now}, {"SETTLING"} when more than SETTLE_BATCH buckets were due: the pick must not
+-- count the rest, so the caller sends the call again, or {"NEED_CANDIDATES"}), or nil to go on to
+-- the pick.
 local function acquire_prologue(a, now)
   if a.deadline_ms > 0 and now > a.deadline_ms then return { 'LATE', num_str(now) } end
-  settle_due(a.k, now, SETTLE_BATCH)
+  local _, more_due = settle_due(a.k, now, SETTLE_BATCH)
+  if more_due then return { 'SETTLING' } end
   if a.n > 0 then
     sync_candidates(a.k, a.hosts, now, a.cand_ttl_ms)
     keep_pool_alive(a.pool_keys, a.pool_ttl_ms)

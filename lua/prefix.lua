@@ -2,7 +2,7 @@
 -- prefix of this request, keeps it unless a load gate says it is overloaded, takes the lease
 -- (as acquire.lua does) and points every level key of the request at the chosen host.
 -- KEYS: 1..5 as acquire.lua, 6..5+L the level keys, shallowest first (the plugin computes them;
---       L <= 1024, each <= 512 bytes)[, Higress counter hash as the last key when compat = 1].
+--       L <= 256, each <= 512 bytes)[, Higress counter hash as the last key when compat = 1].
 -- ARGV: 1..7 as acquire.lua, 8 key_ttl_s, 9 gate_abs, 10 gate_rel, 11 gate_cap, 12 n,
 --       13..12+n candidate hosts, then optional deadline_ms and compat as acquire.lua.
 -- Returns {"OK", host, load_before, reason, depth} (reason prefix_hit | prefix_miss |

@@ -1,6 +1,6 @@
 -- prefix_write.lua: points prefix-tree levels at a host (endpoint_metrics with scoring: weighted and
 -- prefixWeight > 0 records where a conversation went, in the same tree prefix_cache uses).
--- KEYS: the level keys (shallowest first; one hash tag, like every key of the pool; at most 1024,
+-- KEYS: the level keys (shallowest first; one hash tag, like every key of the pool; at most 256,
 -- each at most 512 bytes).
 -- ARGV: 1 host, 2 key_ttl_s.
 -- Returns the number of levels written. Errors (nothing written) on malformed arguments.

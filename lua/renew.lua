@@ -1,7 +1,7 @@
 -- renew.lua: pushes back the expiry of leases whose streams are still open, so leases can be
 -- short (a crashed gateway's leases expire soon) while streams last longer.
 -- KEYS: 1 load, 2 leases, 3 lease; optional 4, 5 (the acquire key layout may be passed as is).
--- ARGV: 1 lease_ttl_ms, 2.. lease ids (at most 1000).
+-- ARGV: 1 lease_ttl_ms, 2.. lease ids (at most MAX_RENEW_IDS = 64).
 -- Returns the number of leases renewed; ids that are unknown, released or dead (their bucket
 -- passed) are skipped and stay gone. The leases move to the bucket of now + lease_ttl_ms with one
 -- HINCRBY per (bucket, host) and variadic writes, so a call costs O(ids / 200 + hosts).
@@ -9,7 +9,7 @@
 if not KEYS[3] then fail('renew needs keys load, leases, lease') end
 local k = pool_keys(false)
 local lease_ttl_ms = int_arg(ARGV[1], 'lease_ttl_ms', 1, MAX_TTL_MS)
-if #ARGV > 1001 then fail('at most 1000 lease ids per call, got ' .. (#ARGV - 1)) end
+if #ARGV > MAX_RENEW_IDS + 1 then fail('at most ' .. MAX_RENEW_IDS .. ' lease ids per call, got ' .. (#ARGV - 1)) end
 local ids = {}
 for i = 2, #ARGV do ids[#ids + 1] = ARGV[i] end
 

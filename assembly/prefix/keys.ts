@@ -104,7 +104,7 @@ export function prefixLevelKeys(body: JsonValue, opts: KeyOptions, poolNs: strin
 function higressBlockOptions(opts: KeyOptions): BlockOptions {
   const o = new BlockOptions();
   o.maxHashBytes = i64.MAX_VALUE;
-  o.maxBlocks = 1024; // prefix.lua takes at most 1024 level keys: deeper user turns are not written (Higress has no cap)
+  o.maxBlocks = 256; // prefix.lua takes at most 256 level keys: deeper user turns are not written (Higress has no cap)
   o.chunkBytes = opts.chunkBytes;
   o.everyMessage = false;
   o.chatOnly = true;

@@ -14,8 +14,8 @@ beforeAll(() => { ({ redis } = suite); });
 // The bound README states for one prefix_cache request (no candidate sync): the lease record
 // (id + "<host> <cost> <bucket>") and its index entry (id + 8-byte score), a bucket aggregate
 // ("@<bucket> <host>" + cost) and its index entry, and 64 levels (the default maxPrefixLevels)
-// of key + host; the script's own cap is 1024 levels (maxPrefixLevels' maximum, and compat).
-const MAX_ID = 128, MAX_HOST = 261, MAX_KEY = 512, MAX_LEVELS = 64, SCRIPT_MAX_LEVELS = 1024;
+// of key + host; the script's own cap is 256 levels (maxPrefixLevels' maximum, and compat).
+const MAX_ID = 128, MAX_HOST = 261, MAX_KEY = 512, MAX_LEVELS = 64, SCRIPT_MAX_LEVELS = 256;
 const LEASE_BYTES = 2 * MAX_ID + 8 + 3 * (MAX_HOST + 25); // 1,122
 const BYTES_PER_REQUEST = LEASE_BYTES + MAX_LEVELS * (MAX_KEY + MAX_HOST); // 50,594
 
@@ -60,11 +60,16 @@ describe("caps on what a script writes", () => {
       ["host", () => pool.acquire({ leaseId: "a", hosts: [`${"h".repeat(MAX_HOST)}:1`] }), /host must be at most 261/],
       ["host with a space", () => pool.acquire({ leaseId: "a", hosts: ["10.0.0.1 :80"] }), /host must be at most 261 bytes of/],
       ["reserved id", () => pool.acquire({ leaseId: "@1 h", hosts }), /must not start with @/],
-      ["host count", () => pool.acquire({ leaseId: "a", hosts: hostList(10_001) }), /n must be <= 10000/],
+      ["host count", () => runScript(redis, "acquire", pool.keys(), ["a", 1, 60_000, 60_000, 0, 0, 0, 501, ...hostList(501)]), /n must be <= 500/],
+      ["sync chunk", () => runScript(redis, "sync", [...pool.keys(), pool.stagingKey()], [60_000, 120_000, 0, 1, ...hostList(501)]), /at most 500 hosts per chunk/],
+      ["sync total", () => runScript(redis, "sync", [...pool.keys(), pool.stagingKey()], [60_000, 120_000, 9_600, 1, ...hostList(401)]), /at most 10000 hosts/],
+      ["sync lost chunk", () => runScript(redis, "sync", [...pool.keys(), pool.stagingKey()], [60_000, 120_000, 500, 1, ...hostList(2)]), /does not hold the 500 hosts sent/],
+      ["inspect hosts", () => pool.inspect(hostList(501)), /at most 500 hosts/],
+      ["healer batch", () => pool.reconcile(251), /max must be <= 250/],
       ["level key", () => runScript(redis, "prefix", [...pool.keys(), `${pool.ns}:p:${huge}:x`], prefixArgs("a", hosts)), /key longer than 512/],
-      ["level count", () => runScript(redis, "prefix", [...pool.keys(), ...Array.from({ length: SCRIPT_MAX_LEVELS + 1 }, (_, i) => `${pool.ns}:p:m:${i}`)], prefixArgs("a", hosts)), /at most 1024 level keys/],
+      ["level count", () => runScript(redis, "prefix", [...pool.keys(), ...Array.from({ length: SCRIPT_MAX_LEVELS + 1 }, (_, i) => `${pool.ns}:p:m:${i}`)], prefixArgs("a", hosts)), /at most 256 level keys/],
       ["prefix_write key", () => runScript(redis, "prefix_write", [`${pool.ns}:p:${huge}`], [hosts[0], 60]), /key longer than 512/],
-      ["renew ids", () => pool.renew(1000, Array.from({ length: 1001 }, (_, i) => `r${i}`)), /at most 1000 lease ids/],
+      ["renew ids", () => runScript(redis, "renew", pool.keys(), [1000, ...Array.from({ length: 65 }, (_, i) => `r${i}`)]), /at most 64 lease ids/],
       ["cost", () => pool.acquire({ leaseId: "a", hosts, cost: 2e9 }), /cost must be <= 1000000000/],
       ["ttl", () => pool.acquire({ leaseId: "a", hosts, leaseTtlMs: 1e11 }), /lease_ttl_ms must be <=/],
     ];

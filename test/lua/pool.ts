@@ -6,7 +6,11 @@ import { bundleLuaScripts } from "../../scripts/lua-bundle.mjs";
 
 // LLMLB_LUA_DIR: another lua/ directory (bench/lua-pick.ts measures an earlier commit's scripts with it).
 export const SCRIPTS = bundleLuaScripts(process.env.LLMLB_LUA_DIR || undefined);
-export type ScriptName = "acquire" | "release" | "renew" | "reconcile" | "inspect" | "prefix_write" | "charge" | "prefix" | "model" | "queue";
+export type ScriptName = "acquire" | "release" | "renew" | "reconcile" | "inspect" | "prefix_write" | "charge" | "prefix" | "model" | "queue" | "sync";
+
+/** Hosts one call may carry (lua/lib.lua MAX_HOSTS); lease ids one renew may carry (MAX_RENEW_IDS). */
+export const CALL_HOSTS = 500;
+export const RENEW_IDS = 64;
 
 /** EVALSHA, falling back to EVAL when the server does not know the script yet. */
 export async function runScript(redis: Redis, name: ScriptName, keys: string[], args: Array<string | number>): Promise<unknown> {
@@ -37,7 +41,7 @@ export interface AcquireOptions {
 }
 
 export interface AcquireResult {
-  status: "OK" | "SHED" | "NEED_CANDIDATES" | "NO_CANDIDATE" | "LATE" | "RELEASED";
+  status: "OK" | "SHED" | "NEED_CANDIDATES" | "NO_CANDIDATE" | "LATE" | "RELEASED" | "SETTLING";
   host?: string;
   load?: number;
 }
@@ -80,12 +84,19 @@ export class Pool {
   keys(fp = "fp") { return [this.loadKey, this.leasesKey, this.leaseKey, this.candKey(fp), this.seenKey]; }
 
   async acquire(o: AcquireOptions): Promise<AcquireResult> {
+    if ((o.hosts?.length ?? 0) > CALL_HOSTS) {
+      // The plugin's flow for a list too long for one call: sync.lua in chunks, then n = 0.
+      await this.sync(o.hosts!, { fp: o.fp, candTtlMs: o.candTtlMs });
+      return this.acquire({ ...o, hosts: [] });
+    }
     const hosts = o.hosts ?? [];
     const call = withOptions(this.keys(o.fp), [
       o.leaseId, o.cost ?? 1, o.leaseTtlMs ?? 60_000, o.candTtlMs ?? 60_000, o.limit ?? 0,
       o.rnd ?? 0, o.hostStaleMs ?? 600_000, hosts.length, ...hosts,
     ], o.deadlineMs, o.compatKey);
-    const reply = (await runScript(this.redis, "acquire", call.keys, call.args)) as string[];
+    let reply = (await runScript(this.redis, "acquire", call.keys, call.args)) as string[];
+    // The plugin's flow: more buckets were due than one call settles, send it again.
+    for (let i = 0; i < 64 && reply[0] === "SETTLING"; i++) reply = (await runScript(this.redis, "acquire", call.keys, call.args)) as string[];
     const [status, a, b] = reply;
     // LATE carries Redis's time where the others carry host, load.
     if (status === "LATE") return { status, host: undefined, load: Number(a) };
@@ -105,8 +116,28 @@ export class Pool {
     return (await runScript(this.redis, "release", call.keys, call.args)) as number;
   }
 
+  /** The plugin's flow: RENEW_IDS ids per call. */
   async renew(leaseTtlMs: number, leaseIds: string[]): Promise<number> {
-    return (await runScript(this.redis, "renew", this.keys(), [leaseTtlMs, ...leaseIds])) as number;
+    let renewed = 0;
+    for (let start = 0; start < Math.max(1, leaseIds.length); start += RENEW_IDS) {
+      renewed += (await runScript(this.redis, "renew", this.keys(), [leaseTtlMs, ...leaseIds.slice(start, start + RENEW_IDS)])) as number;
+    }
+    return renewed;
+  }
+
+  stagingKey(fp = "fp", vm = "t") { return `${this.candKey(fp)}:next:${vm}`; }
+
+  /** sync.lua in chunks of CALL_HOSTS (the plugin's flow); returns the last reply (the set's size). */
+  async sync(hosts: string[], o: { fp?: string; candTtlMs?: number; poolTtlMs?: number; vm?: string } = {}): Promise<number> {
+    const fp = o.fp ?? "fp";
+    let size = 0;
+    for (let start = 0; start < hosts.length; start += CALL_HOSTS) {
+      const chunk = hosts.slice(start, start + CALL_HOSTS);
+      const last = start + chunk.length >= hosts.length ? 1 : 0;
+      size = (await runScript(this.redis, "sync", [...this.keys(fp), this.stagingKey(fp, o.vm)],
+        [o.candTtlMs ?? 60_000, o.poolTtlMs ?? 1_200_000, start, last, ...chunk])) as number;
+    }
+    return size;
   }
 
   /** The healer: {settled bucket entries, removed lease records, more (0 | 1)}. */

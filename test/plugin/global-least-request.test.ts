@@ -332,3 +332,24 @@ describe("compat: true (rolling migration from Higress)", () => {
     expect(sum(await loads())).toBe(0);
   });
 });
+
+// Issue 11 item 4: a candidate list longer than one call may carry (lua/sync.lua, 500 hosts per
+// call) is synced in chunks beside the picks; the set in Redis is swapped in whole.
+describe("a 10,000-host pool", () => {
+  it("is synced in bounded chunks, every host reaches Redis, and picks then go through Redis", { timeout: 30_000 }, async () => {
+    const many = Array.from({ length: 10_000 }, (_, i) => ({ address: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}:8000`, health: "Healthy" as const }));
+    h = await host({ configuration: glrConfig({ timeout: 3000 }), redis: { url: redis.url }, clusters: { [CLUSTER]: many } });
+    const first = postChat(h).s; // no set in Redis yet: the sync starts, this pick falls back
+    await h.redisIdle();
+    expect(first.forwarded!.upstream.via).toBe("override");
+    for (let i = 0; i < 40; i++) { h.advance(1); await h.redisIdle(); }
+    const cand = (await client.keys("*:cand:*")).filter((k) => !k.includes(":next:"));
+    expect(cand.length).toBe(1);
+    expect(await client.scard(cand[0])).toBe(10_000);
+    expect(Object.keys(await loads()).length).toBe(10_000);
+    const before = h.metric("llmlb_picks_total", { policy: "global_least_request", reason: "least_request" });
+    postChat(h);
+    await h.redisIdle();
+    expect(h.metric("llmlb_picks_total", { policy: "global_least_request", reason: "least_request" })).toBe(before + 1);
+  });
+});

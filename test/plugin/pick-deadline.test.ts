@@ -138,7 +138,26 @@ describe("pick deadline", () => {
     }
     const background = seen.filter((c) => !c.text.includes(NS + ":seen"));
     expect(background.filter((c) => c.text.includes(longId)).length).toBeGreaterThanOrEqual(1); // renewed at leaseTTL / 3
-    const healerCalls = background.filter((c) => /\r\n\$4\r\n1000\r\n$/.test(c.text)).length; // reconcile.lua, max 1000
+    const healerCalls = background.filter((c) => /\r\n\$3\r\n250\r\n$/.test(c.text)).length; // reconcile.lua, max 250
     expect(healerCalls).toBeGreaterThanOrEqual(3); // one per 500 ms tick over 2 s
+  });
+
+  it("an acquire answered SETTLING (expired buckets left to settle) is sent again, then picks; at most 8 times", async () => {
+    h = await host({ configuration: glrConfig({ pickDeadlineMs: 20, timeout: 3000 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    const { s } = postChat(h);
+    const id = leaseIdOf(h.redisCalls[0].text);
+    h.redisCalls[0].reply("*1\r\n$8\r\nSETTLING\r\n");
+    const again = h.redisCalls.filter((c) => c.text.includes(id));
+    expect(again.length).toBe(1); // the same lease id, sent again
+    again[0].reply(OK(hosts(2)[1].address));
+    expect(s.forwarded!.upstream.address).toBe(hosts(2)[1].address);
+    const other = postChat(h).s;
+    for (let i = 0; i < 9; i++) {
+      const call = h.redisCalls.find((c) => c.text.includes(NS + ":seen"));
+      if (call === undefined) break;
+      call.reply("*1\r\n$8\r\nSETTLING\r\n");
+    }
+    expect(other.forwarded!.upstream.via).toBe("override"); // gave up after 8 resends: the fallback
+    expect(fallbacks(h)).toBe(1);
   });
 });

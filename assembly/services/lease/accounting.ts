@@ -13,22 +13,25 @@ import { RespValue } from "../../redis/resp";
 import { CandidateSet } from "../candidates/candidates";
 import { LocalLeastRequest } from "../candidates/local_least";
 import { Lease } from "./lease";
-import { Pool } from "./pool";
-import { ACQUIRE_SCRIPT, CHARGE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT, RECONCILE_SCRIPT } from "./scripts";
+import { Pool, SYNC_CHUNK } from "./pool";
+import { ACQUIRE_SCRIPT, CHARGE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT, RECONCILE_SCRIPT, SYNC_SCRIPT } from "./scripts";
 import { Verdict } from "../request/verdict";
 import { LbRequest } from "../request/request";
 import { Stats } from "../stats";
 import { Xorshift } from "../../util/prng";
 import * as host from "../../host/calls";
 
-const RENEW_BATCH = 256;
+const RENEW_BATCH = 64; // renew.lua's cap (lua/lib.lua MAX_RENEW_IDS)
 const LEAST_REQUEST_CALL = new AcquireCall(ACQUIRE_SCRIPT, [], [], "least_request");
 // The healer (lua/reconcile.lua) runs every tick, again at once while it answers more = 1, at most
 // HEALER_ROUNDS calls per tick per pool: each call is bounded, and every gateway takes its share.
 const RECONCILE_EVERY_MS: f64 = 0;
-const RECONCILE_BATCH = "1000";
-const HEALER_ROUNDS: i32 = 8;
+const RECONCILE_BATCH = "250"; // reconcile.lua's cap (MAX_HEAL_BATCH)
+const HEALER_ROUNDS: i32 = 16;
 const GIVEN_UP_PER_TICK: i32 = 64;
+// An acquire answered SETTLING (more expired buckets due than one call settles) is sent again at
+// most this often; then the stream goes on by the fallback and the healer clears the backlog.
+const MAX_SETTLE_ROUNDS: i32 = 8;
 
 /** Status string of a script reply array (first element), "" if not an array. */
 export function replyStatus(reply: RespValue | null): string {
@@ -71,6 +74,12 @@ class AcquireReply extends RedisReplyHandler {
     this.abandoned = true;
     this.acc.onAcquireDeadline(this);
   }
+}
+
+/** sync.lua's reply: the next chunk of the list, or the sync is done (or failed: a later pick restarts it). */
+class SyncReply extends RedisReplyHandler {
+  constructor(public acc: Accounting, public pool: Pool, public c: CandidateSet) { super(); }
+  onReply(ok: bool, reply: RespValue | null): void { this.acc.onSyncReply(this, ok, reply); }
 }
 
 /** reconcile.lua's reply {settled, removed, more}: calls again while more = 1 (bounded per tick). */
@@ -155,6 +164,12 @@ export class Accounting {
 
   private sendAcquire(s: LbRequest, pool: Pool, c: CandidateSet, call: AcquireCall, withList: bool, now: f64): bool {
     if (s.leaseId.length == 0) s.leaseId = this.newLeaseId();
+    if (withList && c.hosts.length > SYNC_CHUNK) {
+      // Too long for one call (lua/README.md "Bounds"): synced in chunks beside the picks, which
+      // meanwhile use the set Redis holds (or fall back on NEED_CANDIDATES).
+      this.syncInChunks(pool, c, now);
+      withList = false;
+    }
     const args = pool.acquireTail(pool.acquireArgs(s.leaseId, s.cost, s.limit, <u32>(this.rng.next() >> 33), c, withList, call.extraArgs), now);
     const keys = pool.withCompatKey(pool.acquireKeys(c).concat(call.extraKeys));
     const reply = new AcquireReply(this, s, pool, c, call, withList);
@@ -175,10 +190,17 @@ export class Accounting {
     const s = r.s;
     const now = host.nowMillis();
     const status = ok && reply !== null && !reply.isError() ? replyStatus(reply) : "";
+    if (status == "SETTLING" && s.port.alive() && s.settleRounds < MAX_SETTLE_ROUNDS) {
+      // Each call settles a bounded batch; the pick waits until no expired lease is left to count.
+      s.settleRounds++;
+      if (this.sendAcquire(s, r.pool, r.c, r.call, r.withList, now)) return;
+    }
     if (status == "NEED_CANDIDATES" && !r.withList) {
-      // Redis lost (or never had) this candidate set: send it once, same stream.
+      // Redis lost (or never had) this candidate set: send it once, same stream; a list too long
+      // for one call is synced in chunks while this stream goes on by the fallback.
       r.pool.forgetSync();
-      if (this.sendAcquire(s, r.pool, r.c, r.call, true, now)) return;
+      if (r.c.hosts.length > SYNC_CHUNK) this.syncInChunks(r.pool, r.c, now);
+      else if (this.sendAcquire(s, r.pool, r.c, r.call, true, now)) return;
     }
     if (status == "LATE") r.pool.redis.learnClock(replyItem(reply!, 1), now);
     if (status == "OK" && s.lease !== null) {
@@ -267,6 +289,32 @@ export class Accounting {
       pool.redis.evalScript(RELEASE_SCRIPT, pool.lifecycleKeys(), pool.releaseArgs(id, 0, tombstone), this.background, now);
       sent++;
     }
+  }
+
+  /** Starts the chunked sync of `c` (lua/sync.lua) unless one is in flight for this pool. */
+  private syncInChunks(pool: Pool, c: CandidateSet, now: f64): void {
+    if (pool.syncing !== null) return;
+    pool.syncing = c;
+    pool.syncSent = 0;
+    if (!pool.redis.evalScript(SYNC_SCRIPT, pool.syncKeys(c, this.vmTag), pool.nextSyncArgs(c), new SyncReply(this, pool, c), now)) pool.syncing = null;
+  }
+
+  onSyncReply(r: SyncReply, ok: bool, reply: RespValue | null): void {
+    const pool = r.pool;
+    if (pool.syncing !== r.c) return;
+    const now = host.nowMillis();
+    if (!ok || reply === null || reply.isError()) {
+      pool.syncing = null;
+      this.stats.redisBackgroundFailures();
+      if (reply !== null && reply.isError()) host.log(host.LogLevel.Warn, "candidate sync failed: " + reply.str);
+      return;
+    }
+    if (pool.syncSent >= r.c.hosts.length) {
+      pool.syncing = null;
+      pool.markSynced(r.c, now);
+      return;
+    }
+    if (!pool.redis.evalScript(SYNC_SCRIPT, pool.syncKeys(r.c, this.vmTag), pool.nextSyncArgs(r.c), new SyncReply(this, pool, r.c), now)) pool.syncing = null;
   }
 
   /** One healer call (lua/reconcile.lua); HealerReply sends the next while a backlog remains. */

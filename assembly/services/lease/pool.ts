@@ -7,6 +7,8 @@ import { RedisClient } from "../../redis/client";
 import { CandidateSet } from "../candidates/candidates";
 
 const MAX_GIVEN_UP: i32 = 1024;
+/** Hosts one acquire may carry (lua/lib.lua MAX_HOSTS); a longer list is synced in chunks (lua/sync.lua). */
+export const SYNC_CHUNK: i32 = 500;
 
 export class Pool {
   readonly ns: string;
@@ -17,6 +19,9 @@ export class Pool {
   /** Candidate-set fingerprint last synced to Redis by this VM, and when. */
   syncedFp: string = "";
   syncedAtMs: f64 = -1e18;
+  /** A chunked candidate sync in flight (lua/sync.lua): its set and how many hosts went out. */
+  syncing: CandidateSet | null = null;
+  syncSent: i32 = 0;
   /** Open leases of this VM (renewed on tick). */
   active: Set<string> = new Set();
   lastRenewMs: f64 = 0;
@@ -96,6 +101,23 @@ export class Pool {
   forgetSync(): void { this.syncedFp = ""; }
 
   baseKeys(): string[] { return [this.keyLoad, this.keyLeases, this.keyLease]; }
+
+  /** KEYS of sync.lua: the acquire layout, then this VM's staging set for the fingerprint. */
+  syncKeys(c: CandidateSet, vmTag: string): string[] {
+    const keys = this.acquireKeys(c);
+    keys.push(this.keyCandidates(c.fp) + ":next:" + vmTag);
+    return keys;
+  }
+
+  /** ARGV of sync.lua for the next chunk of `c` (from syncSent), which it marks as sent. */
+  nextSyncArgs(c: CandidateSet): string[] {
+    const start = this.syncSent;
+    const end = min(start + SYNC_CHUNK, c.hosts.length);
+    const args: string[] = [this.cfg.candidateTtlMs.toString(), this.poolTtlMs().toString(), start.toString(), end == c.hosts.length ? "1" : "0"];
+    for (let i = start; i < end; i++) args.push(c.hosts[i]);
+    this.syncSent = end;
+    return args;
+  }
 
   acquireKeys(c: CandidateSet): string[] {
     return [this.keyLoad, this.keyLeases, this.keyLease, this.keyCandidates(c.fp), this.keySeen];

@@ -12,3 +12,4 @@ export const CHARGE_SCRIPT = new LuaScript("charge", gen.CHARGE_SOURCE, gen.CHAR
 export const INSPECT_SCRIPT = new LuaScript("inspect", gen.INSPECT_SOURCE, gen.INSPECT_SHA);
 export const PREFIX_WRITE_SCRIPT = new LuaScript("prefix_write", gen.PREFIX_WRITE_SOURCE, gen.PREFIX_WRITE_SHA);
 export const SCORE_SCRIPT = new LuaScript("score", gen.SCORE_SOURCE, gen.SCORE_SHA);
+export const SYNC_SCRIPT = new LuaScript("sync", gen.SYNC_SOURCE, gen.SYNC_SHA);

@@ -3,6 +3,8 @@
 //   picks this VM made since that read was sent (they may not be in it), minus the requests this
 //   VM finished since (they may still be in it), plus local leases taken while Redis was unavailable;
 // - without Redis: this VM's own leases (Accounting's local counts).
+// A read of more than INSPECT_CHUNK hosts goes out as several inspect calls (each bounded, lua/
+// README.md "Bounds"), sent together; it completes when the last one answers.
 // Failure behaviour: a failed read keeps the previous counts and folds the picks it covered back
 // into "since", so nothing is forgotten; never throws.
 import { RedisReplyHandler } from "../../redis/client";
@@ -11,6 +13,9 @@ import { Pool } from "../lease/pool";
 import { INSPECT_SCRIPT } from "../lease/scripts";
 import { LocalLeastRequest } from "../candidates/local_least";
 import { CandidateSet } from "../candidates/candidates";
+
+/** Hosts per inspect call: inspect.lua's cap (MAX_HOSTS). */
+const INSPECT_CHUNK: i32 = 500;
 
 function addTo(m: Map<string, f64>, k: string, v: f64): void {
   m.set(k, (m.has(k) ? m.get(k) : 0) + v);
@@ -28,6 +33,10 @@ export class PoolInflight {
   since: Map<string, f64> = new Map();
   reading: bool = false;
   lastReadMs: f64 = -1e18;
+  /** Chunks of the read in flight not answered yet; the counts they brought; whether one failed. */
+  private chunksLeft: i32 = 0;
+  private fresh: Map<string, f64> = new Map();
+  private failed: bool = false;
 
   constructor(public pool: Pool) {}
 
@@ -36,25 +45,51 @@ export class PoolInflight {
     return max(0.0, valueOf(this.fleet, address) + valueOf(this.batch, address) + valueOf(this.since, address));
   }
 
-  onRead(ok: bool, reply: RespValue | null): void {
+  /** Sends the read (one inspect call per INSPECT_CHUNK hosts); false when nothing could be sent. */
+  read(now: f64): bool {
+    this.fresh = new Map();
+    this.failed = false;
+    this.chunksLeft = 0;
+    for (let start = 0; start < this.hosts.length; start += INSPECT_CHUNK) {
+      const chunk = this.hosts.slice(start, min(start + INSPECT_CHUNK, this.hosts.length));
+      if (!this.pool.redis.evalScript(INSPECT_SCRIPT, [this.pool.keyLoad], chunk, new InspectReply(this), now)) {
+        this.failed = true;
+        break;
+      }
+      this.chunksLeft++;
+    }
+    this.reading = this.chunksLeft > 0;
+    return this.reading;
+  }
+
+  onChunk(ok: bool, reply: RespValue | null): void {
+    if (!ok || reply === null || reply.isError()) this.failed = true;
+    else {
+      const items = reply.items;
+      for (let i = 0; i + 1 < items.length; i += 2) this.fresh.set(items[i].str, F64.parseFloat(items[i + 1].str));
+    }
+    this.chunksLeft--;
+    if (this.chunksLeft > 0) return;
+    this.onRead(!this.failed);
+  }
+
+  onRead(ok: bool): void {
     this.reading = false;
-    if (!ok || reply === null || reply.isError()) {
+    if (!ok) {
       const keys = this.batch.keys();
       for (let i = 0; i < keys.length; i++) addTo(this.since, keys[i], this.batch.get(keys[i]));
       this.batch.clear();
       return;
     }
     this.batch.clear();
-    const fresh = new Map<string, f64>();
-    const items = reply.items;
-    for (let i = 0; i + 1 < items.length; i += 2) fresh.set(items[i].str, F64.parseFloat(items[i + 1].str));
-    this.fleet = fresh;
+    this.fleet = this.fresh;
+    this.fresh = new Map();
   }
 }
 
 class InspectReply extends RedisReplyHandler {
   constructor(public target: PoolInflight) { super(); }
-  onReply(ok: bool, reply: RespValue | null): void { this.target.onRead(ok, reply); }
+  onReply(ok: bool, reply: RespValue | null): void { this.target.onChunk(ok, reply); }
 }
 
 export class InflightTracker {
@@ -101,8 +136,8 @@ export class InflightTracker {
       const keys = p.since.keys();
       for (let j = 0; j < keys.length; j++) addTo(p.batch, keys[j], p.since.get(keys[j]));
       p.since.clear();
-      p.reading = p.pool.redis.evalScript(INSPECT_SCRIPT, [p.pool.keyLoad], p.hosts, new InspectReply(p), now);
-      if (!p.reading) p.onRead(false, null);
+      // A chunk not sent fails the read once the chunks sent have answered (or at once: none sent).
+      if (!p.read(now)) p.onRead(false);
     }
   }
 }

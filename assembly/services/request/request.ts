@@ -48,6 +48,8 @@ export class LbRequest {
   priority: i32 = PRIORITY_NORMAL;
   /** What the decision produced: lease, chosen host, reason and load for logs / debug header. */
   leaseId: string = "";
+  /** Acquires sent again because Redis answered SETTLING (a backlog of expired buckets). */
+  settleRounds: i32 = 0;
   lease: Lease | null = null;
   pickedHost: string = "";
   reason: string = "";

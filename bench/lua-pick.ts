@@ -232,6 +232,11 @@ export async function runLuaWorstCases(): Promise<WorstRow[]> {
       await p.acquire({ leaseId: "l0", hosts });
       await Promise.all(Array.from({ length: 63 }, (_, i) => p.acquire({ leaseId: `l${i + 1}`, rnd: i })));
     }, (p) => p.renew(120_000, Array.from({ length: 64 }, (_, i) => `l${i}`)));
+    await best("renew, restore mode: 64 leases Redis lost, counted again (64 hosts)", async (p) => {
+      const hosts = hostList(64);
+      await p.acquire({ leaseId: "s", hosts });
+      await p.release("s");
+    }, (p) => p.renewOpen(120_000, hostList(64).map((h, i) => [`lost${i}`, h, 1] as [string, string, number])));
     for (const levels of [64, 256]) {
       await best(`prefix.lua with ${levels.toLocaleString("en-US")} levels of 512-byte keys`, async (p) => {
         await p.acquire({ leaseId: "s", hosts: hostList(8) });

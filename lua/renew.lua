@@ -1,17 +1,33 @@
 -- renew.lua: pushes back the expiry of leases whose streams are still open, so leases can be
 -- short (a crashed gateway's leases expire soon) while streams last longer.
 -- KEYS: 1 load, 2 leases, 3 lease; optional 4, 5 (the acquire key layout may be passed as is).
--- ARGV: 1 lease_ttl_ms, 2.. lease ids (at most MAX_RENEW_IDS = 64).
--- Returns the number of leases renewed; ids that are unknown, released or dead (their bucket
--- passed) are skipped and stay gone. The leases move to the bucket of now + lease_ttl_ms with one
+-- ARGV: 1 lease_ttl_ms, 2.. lease ids (at most MAX_RENEW_IDS = 64); or 2 '+' and then triplets
+-- lease id, host, cost (restore mode, what the plugin sends: it knows each open lease).
+-- Returns the number of leases renewed. Ids only: ids that are unknown, released or dead (their
+-- bucket passed) are skipped and stay gone. Restore mode: the stream is still open, so a lease
+-- Redis lost (a restart, a flush) or let expire (renewals held up) is counted again from now,
+-- when its host is still in the pool; a tombstone (released) is left alone. Restored leases do
+-- not touch Higress's counter hash (compat). The leases move to the bucket of now + lease_ttl_ms with one
 -- HINCRBY per (bucket, host) and variadic writes, so a call costs O(ids / 200 + hosts).
 
 if not KEYS[3] then fail('renew needs keys load, leases, lease') end
 local k = pool_keys(false)
 local lease_ttl_ms = int_arg(ARGV[1], 'lease_ttl_ms', 1, MAX_TTL_MS)
-if #ARGV > MAX_RENEW_IDS + 1 then fail('at most ' .. MAX_RENEW_IDS .. ' lease ids per call, got ' .. (#ARGV - 1)) end
-local ids = {}
-for i = 2, #ARGV do ids[#ids + 1] = ARGV[i] end
+local restore = ARGV[2] == '+'
+local ids, hosts, costs = {}, {}, {}
+if restore then
+  if (#ARGV - 2) % 3 ~= 0 then fail('restore mode takes lease id, host, cost triplets') end
+  for i = 3, #ARGV, 3 do
+    check_lease_id(ARGV[i])
+    check_host(ARGV[i + 1], 'host')
+    ids[#ids + 1] = ARGV[i]
+    hosts[#hosts + 1] = ARGV[i + 1]
+    costs[#costs + 1] = int_arg(ARGV[i + 2], 'cost', 1, MAX_COST)
+  end
+else
+  for i = 2, #ARGV do ids[#ids + 1] = ARGV[i] end
+end
+if #ids > MAX_RENEW_IDS then fail('at most ' .. MAX_RENEW_IDS .. ' lease ids per call, got ' .. #ids) end
 
 local now = now_ms()
 local b_new = bucket_of(now + lease_ttl_ms)
@@ -23,10 +39,23 @@ local function move(member, b, delta)
 end
 local rewritten, reindexed = {}, {}
 local renewed = 0
+-- Restore mode: count the lease again from now (its old record, if any, is dead: its bucket
+-- settles or settled its cost). Only for a host still in the pool.
+local function restore_lease(i, id)
+  if not redis.call('ZSCORE', k.load, hosts[i]) then return end
+  if records[i] then
+    redis.call('HDEL', k.lease, id)
+    redis.call('ZREM', k.leases, id)
+  end
+  add_lease(k, id, hosts[i], costs[i], now + lease_ttl_ms, false)
+  renewed = renewed + 1
+end
 for i, id in ipairs(ids) do
   local host, cost, b, compat = nil, nil, nil, false
   if records[i] then host, cost, b, compat = parse_lease(records[i]) end
-  if host and b == nil then
+  if restore and (not records[i] or (host and b ~= nil and b <= now)) then
+    restore_lease(i, id)
+  elseif host and b == nil then
     -- Earlier layout: move the lease into a bucket (it carried its own cost until now).
     local score = redis.call('ZSCORE', k.leases, id)
     if score and tonumber(score) > now then

@@ -101,6 +101,37 @@ describe("expiry and renewal", () => {
     expect(await pool.renew(60_000, ["abandoned"])).toBe(0);
     await expectLoadMatchesLeases(pool);
   });
+
+  it("restore mode counts again an open stream's lease Redis lost or let expire; tombstones and unknown hosts are left alone", async () => {
+    const pool = new Pool(redis);
+    const [a, b] = hostList(2);
+    await pool.acquire({ leaseId: "lost", hosts: [a, b], cost: 3 });
+    await pool.acquire({ leaseId: "late", cost: 2, leaseTtlMs: 300, rnd: 1 });
+    await pool.release("gone", { tombstoneMs: 60_000 }); // a tombstone
+    // Redis lost "lost" (as after a restart that kept the pool but not the lease).
+    const [lostHost, , lostBucket] = (await redis.hget(pool.leaseKey, "lost"))!.split(" ");
+    await redis.hdel(pool.leaseKey, "lost", `@${lostBucket} ${lostHost}`);
+    await redis.zrem(pool.leasesKey, "lost", `@${lostBucket} ${lostHost}`);
+    await redis.zincrby(pool.loadKey, -3, lostHost);
+    await sleep(600); // "late" expired: its bucket passed while its stream is still open
+    expect(await pool.reconcile()).toMatchObject({ settled: 1 });
+    expect(await pool.totalLoad()).toBe(0);
+    const restored = await pool.renewOpen(60_000, [["lost", lostHost, 3], ["late", a, 2], ["gone", a, 5], ["elsewhere", "10.9.9.9:1", 4]]);
+    expect(restored).toBe(2);
+    expect(await pool.totalLoad()).toBe(5);
+    expect(await redis.hget(pool.leaseKey, "gone")).toBe("~");
+    expect(await redis.hexists(pool.leaseKey, "elsewhere")).toBe(0);
+    await redis.hdel(pool.leaseKey, "gone"); // the invariant check below reads lease records only
+    await redis.zrem(pool.leasesKey, "gone");
+    await expectLoadMatchesLeases(pool);
+    // Renewed again: moved, not counted twice; released: gone.
+    expect(await pool.renewOpen(60_000, [["lost", lostHost, 3], ["late", a, 2]])).toBe(2);
+    expect(await pool.totalLoad()).toBe(5);
+    expect(await pool.release("lost")).toBe(1);
+    expect(await pool.release("late")).toBe(1);
+    expect(await pool.totalLoad()).toBe(0);
+    await expectLoadMatchesLeases(pool);
+  });
 });
 
 describe("renewing many leases", () => {

@@ -125,6 +125,11 @@ export class Pool {
     return renewed;
   }
 
+  /** Restore mode (what the plugin sends): each open lease with its host and cost. */
+  async renewOpen(leaseTtlMs: number, open: Array<[string, string, number]>): Promise<number> {
+    return (await runScript(this.redis, "renew", this.keys(), [leaseTtlMs, "+", ...open.flat()])) as number;
+  }
+
   stagingKey(fp = "fp", vm = "t") { return `${this.candKey(fp)}:next:${vm}`; }
 
   /** sync.lua in chunks of CALL_HOSTS (the plugin's flow); returns the last reply (the set's size). */

@@ -353,3 +353,28 @@ describe("a 10,000-host pool", () => {
     expect(h.metric("llmlb_picks_total", { policy: "global_least_request", reason: "least_request" })).toBe(before + 1);
   });
 });
+
+// A Redis restart loses the leases of streams still open: the renewal (restore mode) counts
+// them again once the pool is back, so the counts are exact within a renewal period.
+describe("Redis lost an open stream's lease", () => {
+  it("the next renewal counts it again; its end releases it", { timeout: 30_000 }, async () => {
+    h = await host({ configuration: glrConfig({ leaseTTL: 3, timeout: 3000 }), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(2) } });
+    const long = postChat(h).s;
+    await h.redisIdle();
+    expect(long.forwarded).not.toBeNull();
+    expect(sum(await loads())).toBe(1);
+    await client.flushall(); // as a restart without persistence
+    const next = postChat(h).s; // syncs the candidate set again
+    await h.redisIdle();
+    next.sendResponseHeaders({ ":status": "200" }, true);
+    next.complete();
+    await h.redisIdle();
+    expect(sum(await loads())).toBe(0); // the open stream is not counted...
+    await advanceWithIo(h, 1_250); // ...until the next renewal (leaseTTL / 3)
+    expect(sum(await loads())).toBe(1);
+    long.sendResponseHeaders({ ":status": "200" }, true);
+    long.complete();
+    await h.redisIdle();
+    expect(sum(await loads())).toBe(0);
+  });
+});

@@ -13,7 +13,7 @@ import { RespValue } from "../../redis/resp";
 import { CandidateSet } from "../candidates/candidates";
 import { LocalLeastRequest } from "../candidates/local_least";
 import { Lease } from "./lease";
-import { Pool, SYNC_CHUNK } from "./pool";
+import { OpenLease, Pool, SYNC_CHUNK } from "./pool";
 import { ACQUIRE_SCRIPT, CHARGE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT, RECONCILE_SCRIPT, SYNC_SCRIPT } from "./scripts";
 import { Verdict } from "../request/verdict";
 import { LbRequest } from "../request/request";
@@ -217,7 +217,7 @@ export class Accounting {
     if (status == "OK") {
       if (r.withList) r.pool.markSynced(r.c, now);
       const lease = new Lease(s.leaseId, r.pool, replyItem(reply!, 1), s.cost);
-      r.pool.active.add(lease.id);
+      r.pool.active.set(lease.id, new OpenLease(lease.id, lease.host, lease.cost));
       s.lease = lease;
       this.observeLeased(lease);
       if (!s.port.alive()) { this.release(lease, false); return; }
@@ -324,7 +324,11 @@ export class Accounting {
     pool.redis.evalScript(RECONCILE_SCRIPT, pool.lifecycleKeys(), pool.reconcileArgs(RECONCILE_BATCH), new HealerReply(this, pool), now);
   }
 
-  /** Renew open leases at a third of the TTL; run the healer and the Redis probe every tick. */
+  /**
+   * Renew open leases at a third of the TTL (renew.lua's restore mode: each lease goes with its
+   * host and cost, so one Redis lost or let expire while its stream is open is counted again);
+   * run the healer and the Redis probe every tick.
+   */
   tick(pool: Pool, now: f64): void {
     pool.redis.probe(now);
     // While the breaker is open only the probe talks to Redis: no background work piles up on it,
@@ -332,11 +336,11 @@ export class Accounting {
     if (pool.redis.breaker.isOpen()) return;
     if (pool.active.size > 0 && now - pool.lastRenewMs >= <f64>pool.cfg.leaseTtlMs / 3) {
       pool.lastRenewMs = now;
-      const ids = pool.active.values();
-      for (let start = 0; start < ids.length; start += RENEW_BATCH) {
-        const args: string[] = [pool.cfg.leaseTtlMs.toString()];
-        const end = min(start + RENEW_BATCH, ids.length);
-        for (let i = start; i < end; i++) args.push(ids[i]);
+      const open = pool.active.values();
+      for (let start = 0; start < open.length; start += RENEW_BATCH) {
+        const args: string[] = [pool.cfg.leaseTtlMs.toString(), "+"];
+        const end = min(start + RENEW_BATCH, open.length);
+        for (let i = start; i < end; i++) { args.push(open[i].id); args.push(open[i].host); args.push(open[i].cost.toString()); }
         pool.redis.evalScript(RENEW_SCRIPT, pool.baseKeys(), args, this.background, now);
       }
     }

@@ -10,6 +10,11 @@ const MAX_GIVEN_UP: i32 = 1024;
 /** Hosts one acquire may carry (lua/lib.lua MAX_HOSTS); a longer list is synced in chunks (lua/sync.lua). */
 export const SYNC_CHUNK: i32 = 500;
 
+/** An open lease as a renewal sends it (renew.lua's restore mode: id, host, cost). */
+export class OpenLease {
+  constructor(public id: string, public host: string, public cost: i64) {}
+}
+
 export class Pool {
   readonly ns: string;
   readonly keyLoad: string;
@@ -23,7 +28,7 @@ export class Pool {
   syncing: CandidateSet | null = null;
   syncSent: i32 = 0;
   /** Open leases of this VM (renewed on tick). */
-  active: Set<string> = new Set();
+  active: Map<string, OpenLease> = new Map();
   lastRenewMs: f64 = 0;
   lastReconcileMs: f64 = 0;
   /** Lease ids whose acquire got no reply, released with a tombstone once Redis answers again. */

@@ -1,6 +1,7 @@
-// npm test: build the plugin, run the as-pect specs (plugin logic compiled to Wasm) and the vitest
-// suites (host, gateway, Lua, simulator, end to end), then print one closing line
-// "Tests: N passed, M failed" that counts both. Exits non-zero when anything failed.
+// npm test: build the plugin, type-check the TypeScript (tsc --noEmit: host, tests, benches), run
+// the as-pect specs (plugin logic compiled to Wasm) and the vitest suites (host, gateway, Lua,
+// simulator, end to end), then print one closing line "Tests: N passed, M failed" that counts
+// both (a type error counts as one failure). Exits non-zero when anything failed.
 import { spawnSync } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -20,6 +21,10 @@ if (build.status !== 0) {
   console.log("Tests: 0 passed, 1 failed");
   process.exit(1);
 }
+
+const typecheck = run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", "tsconfig.json"]);
+const typeFailed = typecheck.status === 0 ? 0 : 1;
+if (typeFailed) console.log("typecheck (tsc --noEmit) failed: see the errors above");
 
 const asp = run(process.execPath, [join(root, "node_modules/@as-pect/cli/bin/asp.js"), "--config", "as-pect.config.js", "--no-logo"], true);
 const plain = (asp.stdout ?? "").replace(/\u001b\[[0-9;]*m/g, "");
@@ -56,7 +61,7 @@ if (extra.length > 0) {
   runVitest("serial", ["--no-file-parallelism", ...SERIAL]);
 }
 const passed = aspPassed + vPassed;
-const failed = aspFailed + vFailed + (aspOk ? 0 : aspFailed === 0 ? 1 : 0);
+const failed = aspFailed + vFailed + typeFailed + (aspOk ? 0 : aspFailed === 0 ? 1 : 0);
 console.log(`\nas-pect: ${aspPassed} passed, ${aspFailed} failed; vitest: ${vPassed} passed, ${vFailed} failed`);
 console.log(`Tests: ${passed} passed, ${failed} failed`);
 process.exit(failed > 0 || !vitestOk ? 1 : 0);

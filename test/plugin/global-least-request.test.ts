@@ -347,7 +347,7 @@ describe("a 10,000-host pool", () => {
     expect(cand.length).toBe(1);
     expect(await client.scard(cand[0])).toBe(10_000);
     expect(Object.keys(await loads()).length).toBe(10_000);
-    const before = h.metric("llmlb_picks_total", { policy: "global_least_request", reason: "least_request" });
+    const before = Number(h.metric("llmlb_picks_total", { policy: "global_least_request", reason: "least_request" }) ?? 0);
     postChat(h);
     await h.redisIdle();
     expect(h.metric("llmlb_picks_total", { policy: "global_least_request", reason: "least_request" })).toBe(before + 1);

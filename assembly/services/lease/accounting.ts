@@ -13,7 +13,7 @@ import { RespValue } from "../../redis/resp";
 import { CandidateSet } from "../candidates/candidates";
 import { LocalLeastRequest } from "../candidates/local_least";
 import { Lease } from "./lease";
-import { OpenLease, Pool, SYNC_CHUNK } from "./pool";
+import { Pool, SYNC_CHUNK } from "./pool";
 import { ACQUIRE_SCRIPT, CHARGE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT, RECONCILE_SCRIPT, SYNC_SCRIPT } from "./scripts";
 import { Verdict } from "../request/verdict";
 import { LbRequest } from "../request/request";
@@ -217,7 +217,7 @@ export class Accounting {
     if (status == "OK") {
       if (r.withList) r.pool.markSynced(r.c, now);
       const lease = new Lease(s.leaseId, r.pool, replyItem(reply!, 1), s.cost);
-      r.pool.active.set(lease.id, new OpenLease(lease.id, lease.host, lease.cost));
+      r.pool.active.set(lease.id, lease);
       s.lease = lease;
       this.observeLeased(lease);
       if (!s.port.alive()) { this.release(lease, false); return; }
@@ -296,6 +296,11 @@ export class Accounting {
     if (pool.syncing !== null) return;
     pool.syncing = c;
     pool.syncSent = 0;
+    this.sendSyncChunk(pool, c, now);
+  }
+
+  /** The next chunk of the pool's sync; a chunk not sent ends the sync (a later pick restarts it). */
+  private sendSyncChunk(pool: Pool, c: CandidateSet, now: f64): void {
     if (!pool.redis.evalScript(SYNC_SCRIPT, pool.syncKeys(c, this.vmTag), pool.nextSyncArgs(c), new SyncReply(this, pool, c), now)) pool.syncing = null;
   }
 
@@ -314,7 +319,7 @@ export class Accounting {
       pool.markSynced(r.c, now);
       return;
     }
-    if (!pool.redis.evalScript(SYNC_SCRIPT, pool.syncKeys(r.c, this.vmTag), pool.nextSyncArgs(r.c), new SyncReply(this, pool, r.c), now)) pool.syncing = null;
+    this.sendSyncChunk(pool, r.c, now);
   }
 
   /** One healer call (lua/reconcile.lua); HealerReply sends the next while a backlog remains. */

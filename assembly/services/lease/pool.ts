@@ -10,7 +10,7 @@ const MAX_GIVEN_UP: i32 = 1024;
 /** Hosts one acquire may carry (lua/lib.lua MAX_HOSTS); a longer list is synced in chunks (lua/sync.lua). */
 export const SYNC_CHUNK: i32 = 500;
 
-/** An open lease as a renewal sends it (renew.lua's restore mode: id, host, cost). */
+/** An open lease as a renewal sends it (renew.lua's restore mode: id, host, cost); Lease extends it. */
 export class OpenLease {
   constructor(public id: string, public host: string, public cost: i64) {}
 }

@@ -12,7 +12,11 @@
 --          -> {"ADMITTED"} | {"QUEUED", ahead}
 --   poll:  2 id, 3 capacity, 4 entry_ttl_ms, 5 slot_ttl_ms
 --          -> {"ADMITTED"} | {"QUEUED", ahead} | {"GONE"} (expired or never queued)
---   exit:  2 id -> removes a waiting entry or frees a slot; 1 if something was removed
+--   exit:  2 id[, 3 capacity, 4 grant_ttl_ms] -> removes a waiting entry or frees a slot, then
+--          (with capacity) hands every free slot to the head of the queue at once; the entries
+--          handed a slot hold it grant_ttl_ms until their gateway claims it (a poll, an enter or a
+--          renew of the id extends it to the slot TTL), so a crashed gateway's grant expires
+--          -> {removed (0 | 1), id handed a slot, ...}
 --   renew: 2 slot_ttl_ms, 3.. ids -> slots renewed (ZADD XX)
 --   depth: -> {waiting, admitted}
 local BAND_SPAN = 1e13
@@ -48,6 +52,23 @@ local function admit(id, slot_ttl)
   return { 'ADMITTED' }
 end
 
+-- An id that holds a slot (admitted, or handed one by an exit) claims it for slot_ttl ms.
+local function claimed(id, slot_ttl)
+  if not redis.call('ZSCORE', k_adm, id) then return false end
+  redis.call('ZADD', k_adm, 'XX', now + slot_ttl, id)
+  return true
+end
+
+-- Hands every free slot to the head of the queue (in queue order), for grant_ttl ms unless
+-- claimed. Returns the ids handed a slot.
+local function hand_off(capacity, grant_ttl)
+  local free = capacity - redis.call('ZCARD', k_adm)
+  if free <= 0 then return {} end
+  local heads = redis.call('ZRANGE', k_q, 0, free - 1)
+  for i = 1, #heads do admit(heads[i], grant_ttl) end
+  return heads
+end
+
 if op == 'enter' then
   local id, band, tenant = ARGV[2], int_arg(ARGV[3], 'band', 0), ARGV[4]
   local capacity = int_arg(ARGV[5], 'capacity', 1)
@@ -56,7 +77,7 @@ if op == 'enter' then
   if band > 2 then fail('band must be 0..2') end
   settle()
   keep_alive(2 * math.max(entry_ttl, slot_ttl))
-  if redis.call('ZSCORE', k_adm, id) then return { 'ADMITTED' } end
+  if claimed(id, slot_ttl) then return { 'ADMITTED' } end
   local queued = redis.call('ZRANK', k_q, id)
   if queued then return { 'QUEUED', tostring(queued) } end
   if redis.call('ZCARD', k_q) == 0 and redis.call('ZCARD', k_adm) < capacity then
@@ -78,7 +99,7 @@ elseif op == 'poll' then
   local entry_ttl, slot_ttl = int_arg(ARGV[4], 'entry_ttl_ms', 1), int_arg(ARGV[5], 'slot_ttl_ms', 1)
   settle()
   keep_alive(2 * math.max(entry_ttl, slot_ttl))
-  if redis.call('ZSCORE', k_adm, id) then return { 'ADMITTED' } end
+  if claimed(id, slot_ttl) then return { 'ADMITTED' } end
   local ahead = redis.call('ZRANK', k_q, id)
   if not ahead then return { 'GONE' } end
   redis.call('ZADD', k_hb, now + entry_ttl, id)
@@ -86,9 +107,17 @@ elseif op == 'poll' then
   return { 'QUEUED', tostring(ahead) }
 elseif op == 'exit' then
   local id = ARGV[2]
+  local capacity, grant_ttl = nil, nil
+  if ARGV[3] then capacity, grant_ttl = int_arg(ARGV[3], 'capacity', 1), int_arg(ARGV[4], 'grant_ttl_ms', 1) end
   local n = redis.call('ZREM', k_q, id) + redis.call('ZREM', k_adm, id)
   redis.call('ZREM', k_hb, id)
-  return n > 0 and 1 or 0
+  local reply = { n > 0 and 1 or 0 }
+  if capacity then
+    settle()
+    local heads = hand_off(capacity, grant_ttl)
+    for i = 1, #heads do reply[#reply + 1] = heads[i] end
+  end
+  return reply
 elseif op == 'renew' then
   local slot_ttl = int_arg(ARGV[2], 'slot_ttl_ms', 1)
   local n = 0

@@ -1,5 +1,6 @@
 // queue.lua against a real redis-server: capacity, FIFO within a band, priority bands, fairness
-// between tenants, no overtaking, expiry of unpolled entries and unrenewed slots.
+// between tenants, no overtaking, expiry of unpolled entries and unrenewed slots, hand-off of a
+// freed slot to the head.
 import { describe, expect, it } from "vitest";
 import { useRedisSuite } from "../helpers/redis.js";
 import { runScript, sleep } from "./pool.js";
@@ -97,11 +98,56 @@ describe("queue.lua", () => {
     expect(await q(k, "poll", "s2", 1, 5000, 150)).toEqual(["ADMITTED"]);
   });
 
+  it("an exit hands every free slot to the head at once; the grant holds grant_ttl_ms until claimed", async () => {
+    const k = keys();
+    await enter(k, "a");
+    await enter(k, "b");
+    await enter(k, "c");
+    await enter(k, "d");
+    await enter(k, "e");
+    // a's slot goes to c in the same call, before c's gateway polls: a newcomer cannot take it.
+    expect(await q(k, "exit", "a", 2, 150)).toEqual([1, "c"]);
+    expect(await enter(k, "f")).toEqual(["QUEUED", "2"]);
+    expect(await q(k, "depth")).toEqual([3, 2]);
+    // Leaving the queue frees nothing, so nothing is handed.
+    expect(await q(k, "exit", "e", 2, 150)).toEqual([1]);
+    // c claims its grant with a poll: the slot now lives slot_ttl_ms (60 s), not grant_ttl_ms.
+    expect(await poll(k, "c")).toEqual(["ADMITTED"]);
+    const claimedUntil = Number(await suite.redis.zscore(k[3], "c"));
+    // b's slot goes to d, whose gateway never claims it (crashed): it expires after 150 ms and
+    // the slot goes to the next head, f, at f's poll.
+    expect(await q(k, "exit", "b", 2, 150)).toEqual([1, "d"]);
+    expect(await poll(k, "f")).toEqual(["QUEUED", "0"]);
+    await sleep(250);
+    expect(await poll(k, "f")).toEqual(["ADMITTED"]);
+    expect(await poll(k, "d")).toEqual(["GONE"]);
+    expect(Number(await suite.redis.zscore(k[3], "c"))).toBe(claimedUntil);
+    expect(claimedUntil - Date.now()).toBeGreaterThan(50_000);
+  });
+
+  it("a hand-off follows the queue order (bands, then tenants) and skips expired entries", async () => {
+    const k = keys();
+    await enter(k, "x", 1, "t", 2);
+    await enter(k, "y", 1, "t", 2);
+    await enter(k, "gone", 2, "t", 2, 100);
+    await enter(k, "low", 0, "t", 2);
+    await enter(k, "n1", 1, "t", 2);
+    await enter(k, "high", 2, "t", 2);
+    await sleep(200);
+    expect(await q(k, "exit", "x", 2, 1000)).toEqual([1, "high"]);
+    expect(await q(k, "exit", "y", 2, 1000)).toEqual([1, "n1"]);
+    expect(await q(k, "exit", "high", 2, 1000)).toEqual([1, "low"]);
+  });
+
   it("refuses malformed arguments", async () => {
     const k = keys();
     await expect(q(k, "enter", "", 1, "t", 1, 100, 100)).rejects.toThrow(/id must not be empty/);
     await expect(q(k, "enter", "i", 3, "t", 1, 100, 100)).rejects.toThrow(/band/);
     await expect(q(k, "enter", "i", 1, "t", 0, 100, 100)).rejects.toThrow(/capacity/);
     await expect(q(k, "nope")).rejects.toThrow(/unknown op/);
+    expect(await enter(k, "held", 1, "t", 1)).toEqual(["ADMITTED"]);
+    await expect(q(k, "exit", "held", 0, 100)).rejects.toThrow(/capacity/);
+    await expect(q(k, "exit", "held", 1, "x")).rejects.toThrow(/grant_ttl_ms/);
+    expect(await q(k, "depth")).toEqual([0, 1]);
   });
 });

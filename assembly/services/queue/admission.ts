@@ -1,8 +1,10 @@
 // Gateway-side queueing (lua/queue.lua): with queueCapacity > 0, a request of a Redis-backed pool
 // takes one of the pool's capacity slots before its policy decides; when none is free it waits,
 // its stream held (StopIteration in request headers/body), in the pool's queue in Redis (priority
-// band, tenant fairness, FIFO). This VM polls its waiting entries every queuePollMs on the tick;
-// the reply that admits one runs the policy (StreamPort.admitted); after queueMaxWaitMs the
+// band, tenant fairness, FIFO). A stream ending frees its slot and, in the same script, hands
+// every free slot to the head of the queue; this VM's own entries among them go on when that
+// reply arrives, other gateways' at their next poll (this VM polls its waiting entries every
+// queuePollMs on the tick). The reply that admits one runs the policy (StreamPort.admitted); after queueMaxWaitMs the
 // request is answered 429/503 (shedStatus) with Retry-After. The slot is freed when the stream
 // ends, however it ends; admitted slots are renewed like leases, so a crashed gateway's slots
 // expire after the lease TTL and its waiting entries after queueEntryTtlMs.
@@ -56,6 +58,12 @@ class Entry {
 class QueueReply extends RedisReplyHandler {
   constructor(public q: AdmissionQueue, public e: Entry) { super(); }
   onReply(ok: bool, reply: RespValue | null): void { this.q.onReply(this.e, ok, reply); }
+}
+
+/** The reply of an exit: the ids handed a slot; this VM's own go on at once. */
+class HandOffReply extends RedisReplyHandler {
+  constructor(public q: AdmissionQueue) { super(); }
+  onReply(ok: bool, reply: RespValue | null): void { if (ok && reply !== null) this.q.onHandOff(reply); }
 }
 
 class Background extends RedisReplyHandler {
@@ -120,14 +128,33 @@ export class AdmissionQueue {
       return;
     }
     // ADMITTED, or fail open (GONE after an expiry, an error, Redis down): the request goes on.
+    if (status != "ADMITTED" && reply !== null && reply.isError()) host.log(host.LogLevel.Warn, "queue failed: " + reply.str);
+    this.admit(e);
+  }
+
+  private admit(e: Entry): void {
     e.waiting = false;
     e.lastRenewMs = host.nowMillis();
     if (e.queued) {
       this.stats.queueLeft(e.lastRenewMs - e.enqueuedMs);
       this.stats.queueAdmitted();
     }
-    if (status != "ADMITTED" && reply !== null && reply.isError()) host.log(host.LogLevel.Warn, "queue failed: " + reply.str);
     e.r.port.admitted();
+  }
+
+  /** An exit handed free slots to the head of the queue: entries of this VM claim theirs (a
+   *  renew, which turns the short grant into a slot) and go on now, without waiting for a poll.
+   *  Other gateways' entries find theirs at their next poll. */
+  onHandOff(reply: RespValue): void {
+    if (reply.isError()) return;
+    for (let i = 1; i < reply.items.length; i++) {
+      const id = reply.items[i].str;
+      if (!this.entries.has(id)) continue;
+      const e = this.entries.get(id);
+      if (!e.waiting) continue;
+      e.pool.redis.evalScript(QUEUE_SCRIPT, queueKeys(e.pool), ["renew", e.r.cfg.leaseTtlMs.toString(), id], this.background, host.nowMillis());
+      this.admit(e);
+    }
   }
 
   /** The stream ended: frees its slot or drops its entry (exactly once). */
@@ -140,7 +167,9 @@ export class AdmissionQueue {
     const e = this.entries.get(id);
     this.entries.delete(id);
     if (e.waiting && e.queued) this.stats.queueLeft(host.nowMillis() - e.enqueuedMs);
-    e.pool.redis.evalScript(QUEUE_SCRIPT, queueKeys(e.pool), ["exit", id], this.background, host.nowMillis());
+    const s = e.r.cfg.queue;
+    const args: string[] = ["exit", id, s.capacity.toString(), s.entryTtlMs.toString()];
+    e.pool.redis.evalScript(QUEUE_SCRIPT, queueKeys(e.pool), args, new HandOffReply(this), host.nowMillis());
   }
 
   /** Polls waiting entries, times out those past queueMaxWaitMs, renews admitted slots. */

@@ -6,7 +6,9 @@
 // with queueCapacity 4 (the fleet's batch slots), waiting up to queueMaxWaitMs 15000, fair between
 // tenants by x-tenant. Reports failed requests, wait (TTFT) p50/p99 of served requests, and each
 // tenant's served share against the max-min fair share.
-// Run: npm run bench -- slo-burst [--rate C] [--burst-seconds 5] [--seeds 3,4] [--wall]. Wall mode:
+// Run: npm run bench -- slo-burst [--rate C] [--burst-seconds 5] [--seeds 3,4] [--poll-ms 20]
+// [--gateways 1] [--wall]. With several gateways requests go round robin over them, so a freed
+// slot's head is often held by another gateway (taken at its next poll). Wall mode:
 // the old shape (10 s at 2 x rate, 10 s at rate / 2) through the real local gateway.
 import http from "node:http";
 import { SeededRandom } from "../../host-test/sim/random.js";
@@ -62,8 +64,8 @@ function row(mode: string, seed: number | string, list: Job[], results: Seen[]):
 
 const job = (j: Job) => ({ at: j.at, prompt: j.prompt, maxTokens: 32, headers: [["x-tenant", j.tenant]] as Array<[string, string]> });
 
-async function runVirtual(mode: string, list: Job[], seed: number): Promise<string> {
-  const run = await runSloJobs({ policy: "global_least_request", lbConfig: MODES[mode], fleet: FLEET, seed, jobs: list.map(job), drainMs: 60_000 });
+async function runVirtual(mode: string, list: Job[], seed: number, gateways: number): Promise<string> {
+  const run = await runSloJobs({ policy: "global_least_request", lbConfig: MODES[mode], fleet: FLEET, seed, jobs: list.map(job), drainMs: 60_000, gateways });
   const seen = run.outcomes.map((o, i) => {
     const t = clientTimes(o, run.starts[i]);
     return { status: o.status, waitMs: t.ttft ?? o.endMs - run.starts[i] };
@@ -105,8 +107,10 @@ export async function burstMain(args: string[]): Promise<void> {
     return;
   }
   const rate = Number(arg(args, "--rate", wall ? "16" : String(BURST_CAPACITY)));
-  // The slot hand-off: a freed slot is taken at the next poll of the head (queuePollMs).
+  // The slot hand-off: a freed slot goes to the head at once; a head held by another gateway
+  // takes it at its next poll (queuePollMs).
   MODES.queueing.queuePollMs = Number(arg(args, "--poll-ms", "20"));
+  const gateways = Number(arg(args, "--gateways", "1"));
   const burstMs = Number(arg(args, "--burst-seconds", "5")) * 1000;
   const stages = wall ? [{ rate: 2 * rate, ms: 10_000 }, { rate: rate / 2, ms: 10_000 }] : [{ rate: 2 * rate, ms: burstMs }, { rate: rate / 2, ms: 20_000 - burstMs }];
   console.log(`${wall ? "wall clock" : "virtual time"}: ${stages.map((s) => `${s.rate} req/s for ${s.ms / 1000} s`).join(", then ")}`);
@@ -114,7 +118,7 @@ export async function burstMain(args: string[]): Promise<void> {
   console.log("|---|---|---|---|---|---|---|---|");
   for (const seed of wall ? [3] : seeds) {
     const list = jobs(stages, seed);
-    for (const m of Object.keys(MODES)) console.log(wall ? await runWall(m, list) : await runVirtual(m, list, seed));
+    for (const m of Object.keys(MODES)) console.log(wall ? await runWall(m, list) : await runVirtual(m, list, seed, gateways));
   }
 }
 

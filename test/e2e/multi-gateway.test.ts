@@ -12,7 +12,9 @@ import { startLocalStack, spawnGatewayProcess, redisLbConfig, MODEL_CLUSTER, ROU
 const LEASE_TTL_S = 2;
 const plugin = (port: number) => ({
   lb_policy: "global_least_request",
-  lb_config: { ...redisLbConfig(port), leaseTTL: LEASE_TTL_S, failurePenalty: 0, maxRequestCount: 6 },
+  // The counts must be exact, so no pick may fall back: a VM's first pick (NOSCRIPT, then EVAL of
+  // the script, then the candidate list) can pass the default 50 ms deadline on a loaded machine.
+  lb_config: { ...redisLbConfig(port), leaseTTL: LEASE_TTL_S, failurePenalty: 0, maxRequestCount: 6, pickDeadlineMs: 2000 },
 });
 let stack: LocalStack;
 let redis: Redis;

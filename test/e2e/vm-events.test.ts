@@ -37,10 +37,12 @@ describe("a forced trap, then recovery", () => {
   let stack: LocalStack;
   let redis: Redis;
   beforeAll(async () => {
+    // pickDeadlineMs 2000: every pick here must go through Redis (counts are asserted), and a VM's
+    // first pick (NOSCRIPT, EVAL, candidate list) can pass the default 50 ms on a loaded machine.
     stack = await startLocalStack({
       pods: 3, workers: 1, healthCheckMs: 200,
       fleet: { profile: "tiny", timeScale: 1, profileOverrides: { stepBaseMs: 10 } },
-      plugin: (port) => ({ lb_policy: "global_least_request", lb_config: { ...redisLbConfig(port), leaseTTL: 2, debugHeader: "x-llmlb-debug" } }),
+      plugin: (port) => ({ lb_policy: "global_least_request", lb_config: { ...redisLbConfig(port), leaseTTL: 2, debugHeader: "x-llmlb-debug", pickDeadlineMs: 2000 } }),
     });
     redis = new Redis(stack.redis.port, stack.redis.host);
   }, 30_000);
@@ -83,6 +85,8 @@ describe("a forced trap, then recovery", () => {
 describe("configuration updates under load", () => {
   let stack: LocalStack;
   beforeAll(async () => {
+    // pickDeadlineMs 2000: every pick here must go through Redis (counts are asserted), and a VM's
+    // first pick (NOSCRIPT, EVAL, candidate list) can pass the default 50 ms on a loaded machine.
     stack = await startLocalStack({
       pods: 3, workers: 2, healthCheckMs: 200,
       fleet: { profile: "tiny", timeScale: 1, profileOverrides: { stepBaseMs: 5 } },

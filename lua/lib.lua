@@ -13,7 +13,7 @@ local SCORE_SAMPLE = 500       -- candidates scored directly at most (a random s
 local PICK_RETRIES = 4         -- random re-draws among the least-loaded before scanning
 local ARG_CHUNK = 200          -- arguments per variadic call: unpack() of huge tables overflows the Lua stack
 local PRNG_MODULUS = 2147483647 -- Park-Miller: products stay below 2^53, exact in Lua doubles
-local LEASE_BASE = 70368744177664 -- 2^46: lease entries score LEASE_BASE + bucket, above every bucket entry
+local LEASE_BASE = 70368744177664 -- 2^46: earlier layout's per-lease entries scored LEASE_BASE + bucket
 -- Caps on what a call may write (lua/README.md, "Bounds"): anything larger is refused, nothing written.
 local MAX_ID_BYTES = 128
 local MAX_HOST_BYTES = 261     -- a 255-byte DNS name, ':' and a port
@@ -41,11 +41,13 @@ local function int_arg(value, name, minimum, maximum)
   return n
 end
 
--- A lease id: 1..128 bytes, not starting with '@' (reserved for bucket entries).
+-- A lease id: 1..128 bytes, not starting with '@' (bucket aggregates) or '#' (the healer's
+-- cursor), the other fields of the lease HASH.
 local function check_lease_id(id)
   if id == nil or id == '' then fail('lease_id must not be empty') end
   if #id > MAX_ID_BYTES then fail('lease_id longer than ' .. MAX_ID_BYTES .. ' bytes') end
-  if string.byte(id, 1) == 64 then fail('lease_id must not start with @') end
+  local first = string.byte(id, 1)
+  if first == 64 or first == 35 then fail('lease_id must not start with @ or #') end
 end
 
 -- A host: 1..261 bytes of [A-Za-z0-9.-_:[]] (ip:port, [v6]:port, name:port). No space: lease
@@ -199,7 +201,6 @@ local function add_lease(k, lease_id, host, cost, expiry_ms, compat)
   local record = host .. ' ' .. num_str(cost) .. ' ' .. num_str(b)
   if compat then record = record .. ' h' end
   if redis.call('HSETNX', k.lease, lease_id, record) == 0 then return false, false end
-  redis.call('ZADD', k.leases, num_str(LEASE_BASE + b), lease_id)
   redis.call('ZINCRBY', k.load, cost, host)
   local new_bucket = bump_bucket(k.leases, k.lease, bucket_member(b, host, false), b, cost)
   if compat then
@@ -210,12 +211,12 @@ local function add_lease(k, lease_id, host, cost, expiry_ms, compat)
 end
 
 -- Ends a lease: returns found_live, host. A live lease's cost leaves its host and its bucket now;
--- a dead one (bucket <= now) leaves with its bucket, so removing its record changes no count.
+-- a dead one (bucket <= now) leaves with its bucket, so removing its record changes no count. A
+-- per-lease index entry the earlier layout wrote is left to collect_dead.
 local function remove_lease(k, lease_id, now)
   local record = redis.call('HGET', k.lease, lease_id)
   if not record then return false, nil end
   redis.call('HDEL', k.lease, lease_id)
-  redis.call('ZREM', k.leases, lease_id)
   local host, cost, b, compat = parse_lease(record)
   if not host then return false, nil end -- a tombstone
   if b == nil then -- earlier layout: the lease carries its own cost
@@ -278,14 +279,52 @@ local function settle_due(k, now, max)
   return #due, #due == max
 end
 
--- Removes up to max records of dead leases (bucket <= now) and expired tombstones. Counts are
--- not touched: the buckets carry them. Returns the number removed and whether more may remain.
+-- A lease record or tombstone that counts for nothing any more: a lease whose bucket passed, or
+-- a tombstone "~<expiry>" whose expiry passed ("~" alone: the earlier layout's, indexed).
+local function dead_record(record, now)
+  local b = string.match(record, '^%S+ %d+ (%d+) ?h?$')
+  if b then return tonumber(b) <= now end
+  local t = string.match(record, '^~(%d+)$')
+  return t ~= nil and tonumber(t) <= now
+end
+
+-- Removes up to max records of dead leases (bucket <= now) and expired tombstones; counts are
+-- not touched (the buckets carry them). Records carry their bucket and have no index entry, so
+-- the lease HASH is walked with HSCAN, about max fields per call, the cursor kept in its field
+-- "#gc" between calls (dropped when a pass completes). Entries of the earlier layout (lease ids in
+-- KEYS[2] scored LEASE_BASE + bucket) are collected through that index first. Returns the number
+-- removed and whether more may be due now (a full batch, or dead records on this page of an
+-- unfinished pass: a dead gateway's are spread over the whole HASH). The walk goes on one page per call, whoever calls,
+-- so a pool of live leases only costs one page per healer round.
 local function collect_dead(k, now, max)
   local ids = redis.call('ZRANGEBYSCORE', k.leases, num_str(LEASE_BASE), num_str(LEASE_BASE + now), 'LIMIT', 0, max)
-  if #ids == 0 then return 0, false end
-  call_chunked('HDEL', k.lease, {}, ids, itself)
-  call_chunked('ZREM', k.leases, {}, ids, itself)
-  return #ids, #ids == max
+  if #ids > 0 then
+    call_chunked('HDEL', k.lease, {}, ids, itself)
+    call_chunked('ZREM', k.leases, {}, ids, itself)
+    if #ids == max then return #ids, true end
+  end
+  local budget = max - #ids
+  local cursor = redis.call('HGET', k.lease, '#gc') or '0'
+  local page = redis.call('HSCAN', k.lease, cursor, 'COUNT', budget)
+  local dead, full = {}, false
+  local fields = page[2]
+  for i = 1, #fields, 2 do
+    local first = string.byte(fields[i], 1)
+    if first ~= 64 and first ~= 35 and dead_record(fields[i + 1], now) then
+      if #dead == budget then full = true break end
+      dead[#dead + 1] = fields[i]
+    end
+  end
+  call_chunked('HDEL', k.lease, {}, dead, itself)
+  -- A page may hold more than COUNT fields (a small hash comes whole): the cursor stays, so the
+  -- rest of this page is read again by the next call.
+  if full then return #ids + #dead, true end
+  if page[1] == '0' then -- the pass is complete
+    if cursor ~= '0' then redis.call('HDEL', k.lease, '#gc') end
+    return #ids + #dead, false
+  end
+  redis.call('HSET', k.lease, '#gc', page[1])
+  return #ids + #dead, #dead > 0
 end
 
 -- Replaces the candidate set with hosts; new hosts enter the load ZSET at 0 (existing ones keep

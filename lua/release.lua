@@ -22,8 +22,7 @@ if k.n_keys < 3 then fail('release needs keys load, leases, lease') end
 local now = now_ms()
 local live, host = remove_lease(k, lease_id, now)
 if not live then
-  if host == nil and o.tombstone_ms > 0 and redis.call('HSETNX', k.lease, lease_id, '~') == 1 then
-    redis.call('ZADD', k.leases, num_str(LEASE_BASE + now + o.tombstone_ms), lease_id)
+  if host == nil and o.tombstone_ms > 0 and redis.call('HSETNX', k.lease, lease_id, '~' .. num_str(now + o.tombstone_ms)) == 1 then
     keep_pool_alive(pool_keys_from(KEYS, k.n_keys), math.max(pool_ttl_ms, 2 * o.tombstone_ms))
   end
   return 0

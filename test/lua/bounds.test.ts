@@ -12,12 +12,12 @@ let redis: Redis;
 beforeAll(() => { ({ redis } = suite); });
 
 // The bound README states for one prefix_cache request (no candidate sync): the lease record
-// (id + "<host> <cost> <bucket>") and its index entry (id + 8-byte score), a bucket aggregate
-// ("@<bucket> <host>" + cost) and its index entry, and 64 levels (the default maxPrefixLevels)
-// of key + host; the script's own cap is 256 levels (maxPrefixLevels' maximum, and compat).
+// (id + "<host> <cost> <bucket>", no index entry), a bucket aggregate ("@<bucket> <host>" + cost)
+// and its index entry, and 64 levels (the default maxPrefixLevels) of key + host; the script's own
+// cap is 256 levels (maxPrefixLevels' maximum, and compat).
 const MAX_ID = 128, MAX_HOST = 261, MAX_KEY = 512, MAX_LEVELS = 64, SCRIPT_MAX_LEVELS = 256;
-const LEASE_BYTES = 2 * MAX_ID + 8 + 3 * (MAX_HOST + 25); // 1,122
-const BYTES_PER_REQUEST = LEASE_BYTES + MAX_LEVELS * (MAX_KEY + MAX_HOST); // 50,594
+const LEASE_BYTES = MAX_ID + 3 * (MAX_HOST + 25); // 986
+const BYTES_PER_REQUEST = LEASE_BYTES + MAX_LEVELS * (MAX_KEY + MAX_HOST); // 50,458
 
 /** Bytes of every key name, member, field and value in the database. */
 async function storedBytes(): Promise<number> {
@@ -59,7 +59,8 @@ describe("caps on what a script writes", () => {
       ["lease id", () => pool.acquire({ leaseId: "i".repeat(MAX_ID + 1), hosts }), /lease_id longer than 128/],
       ["host", () => pool.acquire({ leaseId: "a", hosts: [`${"h".repeat(MAX_HOST)}:1`] }), /host must be at most 261/],
       ["host with a space", () => pool.acquire({ leaseId: "a", hosts: ["10.0.0.1 :80"] }), /host must be at most 261 bytes of/],
-      ["reserved id", () => pool.acquire({ leaseId: "@1 h", hosts }), /must not start with @/],
+      ["reserved id", () => pool.acquire({ leaseId: "@1 h", hosts }), /must not start with @ or #/],
+      ["reserved id (healer cursor)", () => pool.acquire({ leaseId: "#gc", hosts }), /must not start with @ or #/],
       ["host count", () => runScript(redis, "acquire", pool.keys(), ["a", 1, 60_000, 60_000, 0, 0, 0, 501, ...hostList(501)]), /n must be <= 500/],
       ["sync chunk", () => runScript(redis, "sync", [...pool.keys(), pool.stagingKey()], [60_000, 120_000, 0, 1, ...hostList(501)]), /at most 500 hosts per chunk/],
       ["sync total", () => runScript(redis, "sync", [...pool.keys(), pool.stagingKey()], [60_000, 120_000, 9_600, 1, ...hostList(401)]), /at most 10000 hosts/],

@@ -80,7 +80,11 @@ describe("replies the plugin no longer wants", () => {
     expect(await pool.totalLoad()).toBe(before);
     expect(await pool.release("slow", { tombstoneMs: 2_000 })).toBe(0); // still 0, still one tombstone
     // The tombstone is collected by the healer once it expires.
-    expect(await redis.hget(pool.leaseKey, "slow")).toBe("~");
+    // A tombstone records its own expiry: "~<Redis ms>", 2 s from the release.
+    const [sec] = await redis.time();
+    const until = Number((await redis.hget(pool.leaseKey, "slow"))!.slice(1));
+    expect(until - Number(sec) * 1000).toBeGreaterThan(1_000);
+    expect(until - Number(sec) * 1000).toBeLessThanOrEqual(3_000);
     await new Promise((r) => setTimeout(r, 2_100));
     expect((await pool.reconcile()).removed).toBe(1);
     expect(await redis.hexists(pool.leaseKey, "slow")).toBe(0);

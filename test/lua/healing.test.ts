@@ -127,7 +127,7 @@ describe("an expired lease is never counted by a pick", () => {
     await pool.acquire({ leaseId: "live", fp: "live", hosts: [live], leaseTtlMs: 600_000 });
     await pool.acquire({ leaseId: "sync2", fp: "all", hosts: [...hosts, live], leaseTtlMs: 600_000 });
     await pool.release("sync2");
-    const due = await redis.zcount(pool.leasesKey, "-inf", "+inf") - (await pool.leaseIds()).length;
+    const due = await redis.zcard(pool.leasesKey); // bucket aggregates only: lease records are not indexed
     expect(due).toBeGreaterThan(150); // several bucket entries per host (at most 401 < the 1,024 an acquire settles)
     await sleep(lastTaken + TTL_MS + 300 - Date.now());
     const r = await pool.acquire({ leaseId: "pick", fp: "all", leaseTtlMs: 600_000, rnd: 7 });

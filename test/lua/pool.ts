@@ -165,9 +165,10 @@ export class Pool {
     return out;
   }
 
-  /** Lease ids in the leases ZSET (bucket aggregates, "@...", left out). */
+  /** Lease ids (tombstones included): the fields of the lease HASH but the bucket aggregates
+   *  ("@...") and the healer's cursor ("#gc"). */
   async leaseIds(): Promise<string[]> {
-    return (await this.redis.zrange(this.leasesKey, 0, -1)).filter((m) => !m.startsWith("@")).sort();
+    return (await this.redis.hkeys(this.leaseKey)).filter((m) => !m.startsWith("@") && !m.startsWith("#")).sort();
   }
 
   /** Sum of the loads of every host. */

@@ -1,0 +1,94 @@
+// The healer's collection of dead lease records (lib.lua collect_dead, via reconcile.lua): lease
+// records carry their bucket and have no per-lease index entry, so the healer walks the lease
+// HASH with HSCAN, its cursor in the field "#gc"; records of the earlier layout (indexed in the
+// leases ZSET at 2^46 + bucket) are still collected through their index.
+import { describe, expect, it } from "vitest";
+import { useRedisSuite } from "../helpers/redis.js";
+import { Pool, hostList, sleep } from "./pool.js";
+import { expectLoadMatchesLeases } from "./invariants.js";
+
+const suite = useRedisSuite();
+const LEASE_BASE = 2 ** 46;
+
+async function redisNow(pool: Pool): Promise<number> {
+  const [sec, usec] = await pool.redis.time();
+  return Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+}
+
+describe("collecting dead lease records", () => {
+  it("an acquire writes its record only (no index entry); a release removes it", async () => {
+    const pool = new Pool(suite.redis);
+    await pool.acquire({ leaseId: "a", hosts: hostList(2) });
+    expect((await suite.redis.zrange(pool.leasesKey, 0, -1)).every((m) => m.startsWith("@"))).toBe(true);
+    expect(await pool.leaseIds()).toEqual(["a"]);
+    expect(await pool.release("a")).toBe(1);
+    expect(await pool.leaseIds()).toEqual([]);
+  });
+
+  it("walks a large lease HASH in bounded pages until every dead record is gone, then drops its cursor", async () => {
+    const pool = new Pool(suite.redis);
+    const hosts = hostList(10);
+    await pool.acquire({ leaseId: "live", hosts, leaseTtlMs: 600_000 });
+    // 600 leases of a gateway that died: no release ever comes. The HASH is a hashtable (> 128 fields).
+    await Promise.all(Array.from({ length: 600 }, (_, i) => pool.acquire({ leaseId: `d${i}`, leaseTtlMs: 300, rnd: i })));
+    await sleep(600);
+    let removed = 0;
+    let calls = 0;
+    let sawCursor = false;
+    while (removed < 600 && calls < 60) {
+      const r = await pool.reconcile(100);
+      expect(r.removed).toBeLessThanOrEqual(100);
+      removed += r.removed;
+      calls++;
+      sawCursor ||= (await suite.redis.hexists(pool.leaseKey, "#gc")) === 1;
+    }
+    expect(removed).toBe(600);
+    expect(calls).toBeGreaterThanOrEqual(6); // 100 per call at most
+    expect(sawCursor).toBe(true); // the walk went on across calls
+    expect(await pool.leaseIds()).toEqual(["live"]);
+    // The pass completes (the cursor goes) with nothing more to remove.
+    for (let i = 0; i < 10 && (await suite.redis.hexists(pool.leaseKey, "#gc")) === 1; i++) {
+      expect(await pool.reconcile(100)).toMatchObject({ removed: 0, more: 0 });
+    }
+    expect(await suite.redis.hexists(pool.leaseKey, "#gc")).toBe(0);
+    expect(await pool.totalLoad()).toBe(1);
+    await expectLoadMatchesLeases(pool);
+  });
+
+  it("a tombstone records its expiry and is collected once it passed; live leases are kept", async () => {
+    const pool = new Pool(suite.redis);
+    await pool.acquire({ leaseId: "keep", hosts: hostList(1), leaseTtlMs: 600_000 });
+    expect(await pool.release("late", { tombstoneMs: 300 })).toBe(0);
+    expect(await pool.reconcile()).toMatchObject({ removed: 0, more: 0 });
+    expect(await pool.leaseIds()).toEqual(["keep", "late"]);
+    await sleep(400);
+    expect(await pool.reconcile()).toMatchObject({ removed: 1, more: 0 });
+    expect(await pool.leaseIds()).toEqual(["keep"]);
+  });
+
+  it("records of the earlier layout are collected through their index; a renewal keeps their entry in step", async () => {
+    const pool = new Pool(suite.redis);
+    const [h] = hostList(1);
+    await pool.acquire({ leaseId: "sync", hosts: [h], leaseTtlMs: 600_000 });
+    await pool.release("sync");
+    // Written as the earlier scripts wrote them: record + index entry at 2^46 + bucket.
+    const now = await redisNow(pool);
+    const bucket = (ms: number) => Math.ceil(ms / 250) * 250;
+    const b = bucket(now + 400);
+    const old = [["old-dead", `${h} 1 ${b}`], ["old-renewed", `${h} 1 ${b}`], ["old-tomb", "~"]];
+    for (const [id, rec] of old) await suite.redis.hset(pool.leaseKey, id, rec);
+    await suite.redis.hincrby(pool.leaseKey, `@${b} ${h}`, 2);
+    await suite.redis.zadd(pool.leasesKey, LEASE_BASE + b, "old-dead", LEASE_BASE + b, "old-renewed", LEASE_BASE + now + 300, "old-tomb", b, `@${b} ${h}`);
+    await suite.redis.zincrby(pool.loadKey, 2, h);
+    expect(await pool.renew(600_000, ["old-renewed"])).toBe(1);
+    expect(Number(await suite.redis.zscore(pool.leasesKey, "old-renewed"))).toBeGreaterThan(LEASE_BASE + now + 500_000);
+    await sleep(700);
+    const r = await pool.reconcile(100);
+    expect(r).toMatchObject({ removed: 2, more: 0 });
+    expect(await pool.leaseIds()).toEqual(["old-renewed"]);
+    expect(await pool.totalLoad()).toBe(1);
+    // Its release also leaves the index entry dangling; the healer drops it later, harmlessly.
+    expect(await pool.release("old-renewed")).toBe(1);
+    expect(await pool.totalLoad()).toBe(0);
+  });
+});

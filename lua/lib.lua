@@ -233,6 +233,14 @@ local function remove_lease(k, lease_id, now)
   return true, host
 end
 
+-- Records that lease records may be dead from time `at` on (a bucket with live leases passed, or
+-- a tombstone was written): the lease HASH's field "#dead" keeps the latest such time, and
+-- collect_dead walks the HASH only while it is set (nothing to look for otherwise).
+local function note_deaths(k, at)
+  local t = tonumber(redis.call('HGET', k.lease, '#dead') or '0')
+  if at > t then redis.call('HSET', k.lease, '#dead', num_str(at)) end
+end
+
 -- Settles up to max entries of KEYS[2] whose bucket has passed: each bucket aggregate takes its
 -- summed cost off its host (one ZADD per host), a compat aggregate its count off Higress's
 -- counter; a lease of the earlier layout is removed lease by lease. Returns the number of
@@ -274,28 +282,35 @@ local function settle_due(k, now, max)
     call_chunked('ZADD', k.load, { 'XX' }, updates, function(u) return u end)
     call_chunked('HDEL', k.lease, {}, buckets, itself)
     call_chunked('ZREM', k.leases, {}, buckets, itself)
+    note_deaths(k, now) -- a due aggregate held leases nobody released: their records are dead
   end
   for _, id in ipairs(legacy) do remove_lease(k, id, now) end
   return #due, #due == max
 end
 
 -- A lease record or tombstone that counts for nothing any more: a lease whose bucket passed, or
--- a tombstone "~<expiry>" whose expiry passed ("~" alone: the earlier layout's, indexed).
+-- a tombstone "~<expiry>" whose expiry passed ("~" alone: the earlier layout's, indexed). The
+-- second value is a pending tombstone's expiry.
 local function dead_record(record, now)
   local b = string.match(record, '^%S+ %d+ (%d+) ?h?$')
-  if b then return tonumber(b) <= now end
-  local t = string.match(record, '^~(%d+)$')
-  return t ~= nil and tonumber(t) <= now
+  if b then return tonumber(b) <= now, nil end
+  local t = tonumber(string.match(record, '^~(%d+)$') or '')
+  if t == nil then return false, nil end
+  if t <= now then return true, nil end
+  return false, t
 end
 
 -- Removes up to max records of dead leases (bucket <= now) and expired tombstones; counts are
--- not touched (the buckets carry them). Records carry their bucket and have no index entry, so
--- the lease HASH is walked with HSCAN, about max fields per call, the cursor kept in its field
--- "#gc" between calls (dropped when a pass completes). Entries of the earlier layout (lease ids in
--- KEYS[2] scored LEASE_BASE + bucket) are collected through that index first. Returns the number
--- removed and whether more may be due now (a full batch, or dead records on this page of an
--- unfinished pass: a dead gateway's are spread over the whole HASH). The walk goes on one page per call, whoever calls,
--- so a pool of live leases only costs one page per healer round.
+-- not touched (the buckets carry them). Entries of the earlier layout (lease ids indexed in KEYS[2]
+-- at LEASE_BASE + bucket) are collected through that index. Records of this layout have no index
+-- entry: while "#dead" (note_deaths) is set and not in the future, the lease HASH is walked by
+-- HSCAN, one page of about max fields per call whoever calls, in fields of the HASH itself: "#gc"
+-- the cursor, "#gcs" when the pass started, "#gcp" the latest expiry of a tombstone seen pending.
+-- A completed pass clears "#dead" unless a death was noted after it started (then another pass
+-- runs), or sets it to that pending expiry (a pass runs again once the tombstone expired). So a
+-- pool whose leases are all released costs two reads per call. Returns the number removed and
+-- whether more may be due now (a full batch, or dead records on a page of an unfinished pass: a
+-- dead gateway's are spread over the whole HASH).
 local function collect_dead(k, now, max)
   local ids = redis.call('ZRANGEBYSCORE', k.leases, num_str(LEASE_BASE), num_str(LEASE_BASE + now), 'LIMIT', 0, max)
   if #ids > 0 then
@@ -303,28 +318,44 @@ local function collect_dead(k, now, max)
     call_chunked('ZREM', k.leases, {}, ids, itself)
     if #ids == max then return #ids, true end
   end
+  local meta = redis.call('HMGET', k.lease, '#gc', '#gcs', '#gcp', '#dead')
+  local cursor, started, pending = meta[1] or '0', tonumber(meta[2] or ''), tonumber(meta[3] or '0')
+  local deaths = tonumber(meta[4] or '')
+  if cursor == '0' then
+    if deaths == nil or deaths > now then return #ids, false end
+    started, pending = now, 0
+  end
   local budget = max - #ids
-  local cursor = redis.call('HGET', k.lease, '#gc') or '0'
   local page = redis.call('HSCAN', k.lease, cursor, 'COUNT', budget)
   local dead, full = {}, false
   local fields = page[2]
   for i = 1, #fields, 2 do
     local first = string.byte(fields[i], 1)
-    if first ~= 64 and first ~= 35 and dead_record(fields[i + 1], now) then
-      if #dead == budget then full = true break end
-      dead[#dead + 1] = fields[i]
+    if first ~= 64 and first ~= 35 then
+      local gone, expiry = dead_record(fields[i + 1], now)
+      if gone then
+        if #dead == budget then full = true break end
+        dead[#dead + 1] = fields[i]
+      elseif expiry and expiry > pending then
+        pending = expiry
+      end
     end
   end
   call_chunked('HDEL', k.lease, {}, dead, itself)
   -- A page may hold more than COUNT fields (a small hash comes whole): the cursor stays, so the
   -- rest of this page is read again by the next call.
   if full then return #ids + #dead, true end
-  if page[1] == '0' then -- the pass is complete
-    if cursor ~= '0' then redis.call('HDEL', k.lease, '#gc') end
-    return #ids + #dead, false
+  if page[1] ~= '0' then
+    redis.call('HSET', k.lease, '#gc', page[1], '#gcs', num_str(started), '#gcp', num_str(pending))
+    return #ids + #dead, #dead > 0
   end
-  redis.call('HSET', k.lease, '#gc', page[1])
-  return #ids + #dead, #dead > 0
+  -- The pass is complete: every record dead when it started was seen.
+  redis.call('HDEL', k.lease, '#gc', '#gcs', '#gcp')
+  if deaths ~= nil and deaths <= started then
+    if pending > 0 then redis.call('HSET', k.lease, '#dead', num_str(pending))
+    else redis.call('HDEL', k.lease, '#dead') end
+  end
+  return #ids + #dead, false
 end
 
 -- Replaces the candidate set with hosts; new hosts enter the load ZSET at 0 (existing ones keep

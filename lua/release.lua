@@ -23,6 +23,7 @@ local now = now_ms()
 local live, host = remove_lease(k, lease_id, now)
 if not live then
   if host == nil and o.tombstone_ms > 0 and redis.call('HSETNX', k.lease, lease_id, '~' .. num_str(now + o.tombstone_ms)) == 1 then
+    note_deaths(k, now)
     keep_pool_alive(pool_keys_from(KEYS, k.n_keys), math.max(pool_ttl_ms, 2 * o.tombstone_ms))
   end
   return 0

@@ -29,7 +29,7 @@ describe("collecting dead lease records", () => {
     const pool = new Pool(suite.redis);
     const hosts = hostList(10);
     await pool.acquire({ leaseId: "live", hosts, leaseTtlMs: 600_000 });
-    // 600 leases of a gateway that died: no release ever comes. The HASH is a hashtable (> 128 fields).
+    // 600 leases of a gateway that died: no release ever comes. The HASH is a hashtable (> 512 fields).
     await Promise.all(Array.from({ length: 600 }, (_, i) => pool.acquire({ leaseId: `d${i}`, leaseTtlMs: 300, rnd: i })));
     await sleep(600);
     let removed = 0;
@@ -52,6 +52,28 @@ describe("collecting dead lease records", () => {
     }
     expect(await suite.redis.hexists(pool.leaseKey, "#gc")).toBe(0);
     expect(await pool.totalLoad()).toBe(1);
+    await expectLoadMatchesLeases(pool);
+  });
+
+  it("a pool whose leases all end by release is never walked", async () => {
+    const pool = new Pool(suite.redis);
+    await pool.acquire({ leaseId: "s", hosts: hostList(20), leaseTtlMs: 600_000 });
+    await Promise.all(Array.from({ length: 800 }, (_, i) => pool.acquire({ leaseId: `l${i}`, leaseTtlMs: 600_000, rnd: i })));
+    for (let i = 0; i < 100; i++) await pool.release(`l${i}`);
+    // 700+ fields: a hashtable (listpack up to 128 by default, 512 in Debian's redis.conf), so a
+    // walk would leave its cursor after a 100-field page.
+    expect(await suite.redis.object("ENCODING", pool.leaseKey)).toBe("hashtable");
+    expect(await pool.reconcile(100)).toEqual({ settled: 0, removed: 0, more: 0 });
+    expect(await suite.redis.hmget(pool.leaseKey, "#gc", "#dead")).toEqual([null, null]);
+    // A death (a bucket with a live lease passed) starts a walk, which ends by clearing its marks.
+    await pool.acquire({ leaseId: "dies", leaseTtlMs: 300 });
+    await sleep(600);
+    expect(await pool.reconcile(100)).toMatchObject({ settled: 1 });
+    expect(await suite.redis.hexists(pool.leaseKey, "#gc")).toBe(1);
+    for (let i = 0; i < 10 && (await suite.redis.hexists(pool.leaseKey, "#gc")) === 1; i++) await pool.reconcile(100);
+    expect(await suite.redis.hmget(pool.leaseKey, "#gc", "#gcs", "#gcp", "#dead")).toEqual([null, null, null, null]);
+    expect((await pool.leaseIds()).includes("dies")).toBe(false);
+    expect(await pool.leaseIds()).toHaveLength(701);
     await expectLoadMatchesLeases(pool);
   });
 

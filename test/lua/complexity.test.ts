@@ -41,7 +41,8 @@ async function scriptCommands(marker: string, call: () => Promise<unknown>): Pro
   while (!feed.some((e) => e.args[0]?.toLowerCase() === "echo" && e.args[1] === done)) await new Promise((r) => setTimeout(r, 5));
   // The last EVAL/EVALSHA naming the marker: an EVALSHA answered NOSCRIPT is followed by the EVAL
   // that ran.
-  const start = feed.findLastIndex((e) => e.source !== "lua" && /^eval/i.test(e.args[0]) && e.args.includes(marker));
+  let start = -1;
+  feed.forEach((e, i) => { if (e.source !== "lua" && /^eval/i.test(e.args[0]) && e.args.includes(marker)) start = i; });
   expect(start).toBeGreaterThanOrEqual(0);
   const out: string[][] = [];
   for (let i = start + 1; i < feed.length && feed[i].source === "lua"; i++) out.push(feed[i].args);

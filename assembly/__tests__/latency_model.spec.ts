@@ -6,9 +6,14 @@ import { Xorshift } from "../util/prng";
 /** Batch slots of the engines in these specs: beyond them a request waits for a slot. */
 const SLOTS: f64 = 4;
 
-/** The true TTFT: a + b u + c q + d (requests ahead of a slot), u in thousands of tokens. */
-function truthOf(a: f64, b: f64, c: f64, d: f64, tokens: f64, q: f64): f64 {
-  return a + b * tokens / 1000.0 + c * q + d * max(0.0, q + 1.0 - SLOTS);
+/** The true TTFT: a + b u + c min(q, slots) + d (wait for a slot, hundreds of ms), u in thousands of tokens. */
+function truthOf(a: f64, b: f64, c: f64, d: f64, tokens: f64, q: f64, waitMs: f64): f64 {
+  return a + b * tokens / 1000.0 + c * min(q, SLOTS) + d * waitMs / 100.0;
+}
+
+/** A wait for a slot consistent with q in flight: none below the slots, 0-400 ms at or above. */
+function waitOf(rng: Xorshift, q: f64): f64 {
+  return q + 1.0 > SLOTS ? <f64>rng.nextBelow(400) : 0.0;
 }
 
 /** Observations of truthOf (TTFT ms) with +-noise. */
@@ -16,8 +21,9 @@ function feed(s: f64[], rng: Xorshift, count: i32, a: f64, b: f64, c: f64, d: f6
   for (let i = 0; i < count; i++) {
     const tokens = <f64>(rng.nextBelow(4000));
     const q = <f64>(rng.nextBelow(12));
+    const w = waitOf(rng, q);
     const jitter = (<f64>rng.nextBelow(2001) / 1000.0 - 1.0) * noise;
-    foldObservation(s, TTFT_K, ttftFeatures(tokens, q, SLOTS), truthOf(a, b, c, d, tokens, q) * (1.0 + jitter), decay);
+    foldObservation(s, TTFT_K, ttftFeatures(tokens, q, w, SLOTS), truthOf(a, b, c, d, tokens, q, w) * (1.0 + jitter), decay);
   }
 }
 
@@ -45,8 +51,8 @@ function errorAfterSlowdown(decay: f64, after: i32): f64 {
   const rng = new Xorshift(3);
   feed(s, rng, 500, 20, 50, 8, 60, 0.05, decay);
   feed(s, rng, after, 40, 100, 16, 120, 0.05, decay);
-  const truth = truthOf(40, 100, 16, 120, 2000, 6);
-  return abs(predict(solve(s, TTFT_K, null, 1e-3), ttftFeatures(2000, 6, SLOTS)) - truth) / truth;
+  const truth = truthOf(40, 100, 16, 120, 2000, 6, 150);
+  return abs(predict(solve(s, TTFT_K, null, 1e-3), ttftFeatures(2000, 6, 150, SLOTS)) - truth) / truth;
 }
 
 describe("latency model fit", () => {
@@ -59,30 +65,32 @@ describe("latency model fit", () => {
     expect(t[2]).toBeCloseTo(8, 6);
     expect(t[3]).toBeCloseTo(60, 6);
   });
-  it("learns a full engine's queueing (the slot term), which a model linear in flight misses", () => {
-    const withSlots = emptyStats(TTFT_K);
+  it("learns a full engine's queueing from the predicted slot wait, which a model linear in flight misses", () => {
+    const withWait = emptyStats(TTFT_K);
     const linear = emptyStats(TTFT_K);
     const rng = new Xorshift(5);
     for (let i = 0; i < 300; i++) {
       const tokens = <f64>rng.nextBelow(4000);
       const q = <f64>rng.nextBelow(12);
-      const y = truthOf(20, 50, 2, 100, tokens, q);
-      foldObservation(withSlots, TTFT_K, ttftFeatures(tokens, q, SLOTS), y, 0.995);
+      const w = waitOf(rng, q);
+      const y = truthOf(20, 50, 2, 100, tokens, q, w);
+      foldObservation(withWait, TTFT_K, ttftFeatures(tokens, q, w, SLOTS), y, 0.995);
       foldObservation(linear, TTFT_K, ttftFeatures(tokens, q), y, 0.995);
     }
-    const a = solve(withSlots, TTFT_K, null, 1e-3);
+    const a = solve(withWait, TTFT_K, null, 1e-3);
     const b = solve(linear, TTFT_K, null, 1e-3);
-    // An idle engine (1 in flight) and a full one (8 in flight: 5 ahead of a slot).
-    for (let q = 1; q <= 8; q += 7) {
-      const truth = truthOf(20, 50, 2, 100, 1000, <f64>q);
-      expect(abs(predict(a, ttftFeatures(1000, <f64>q, SLOTS)) - truth) / truth).toBeLessThan(0.01);
-    }
-    // The part the choice weighs again (sloQueueMargin): 100 ms per request ahead, none when idle.
+    // An idle engine (1 in flight) and a full one (8 in flight, a slot in 250 ms).
+    const idle = truthOf(20, 50, 2, 100, 1000, 1, 0);
+    const full = truthOf(20, 50, 2, 100, 1000, 8, 250);
+    expect(abs(predict(a, ttftFeatures(1000, 1, 0, SLOTS)) - idle) / idle).toBeLessThan(0.01);
+    expect(abs(predict(a, ttftFeatures(1000, 8, 250, SLOTS)) - full) / full).toBeLessThan(0.01);
+    // The part the choice weighs again (sloQueueMargin): the wait itself (d = 100 ms per 100 ms).
     const m = new HostModel(a, null);
-    expect(m.queuePart(8, SLOTS)).toBeCloseTo(500, 1);
-    expect(m.queuePart(1, SLOTS)).toBe(0);
-    const idle = truthOf(20, 50, 2, 100, 1000, 1);
-    expect(abs(predict(b, ttftFeatures(1000, 1)) - idle) / idle).toBeGreaterThan(0.5);
+    expect(m.queuePart(250)).toBeCloseTo(250, 1);
+    expect(m.queuePart(0)).toBe(0);
+    // In flight alone cannot tell a full engine's waits apart: far off at the same q.
+    const lin = predict(b, ttftFeatures(1000, 8));
+    expect(abs(lin - full) / full + abs(lin - truthOf(20, 50, 2, 100, 1000, 8, 20)) / full).toBeGreaterThan(0.5);
   });
   it("predicts within 10% at the 90th percentile after 300 noisy observations (+-10% noise)", () => {
     const s = emptyStats(TTFT_K);
@@ -93,8 +101,9 @@ describe("latency model fit", () => {
     for (let i = 0; i < 100; i++) {
       const tokens = <f64>rng.nextBelow(4000);
       const q = <f64>rng.nextBelow(12);
-      const truth = truthOf(20, 50, 8, 60, tokens, q);
-      if (abs(predict(t, ttftFeatures(tokens, q, SLOTS)) - truth) / truth <= 0.1) within++;
+      const w = waitOf(rng, q);
+      const truth = truthOf(20, 50, 8, 60, tokens, q, w);
+      if (abs(predict(t, ttftFeatures(tokens, q, w, SLOTS)) - truth) / truth <= 0.1) within++;
     }
     expect(within).toBeGreaterThanOrEqual(90);
   });
@@ -107,7 +116,7 @@ describe("latency model fit", () => {
   it("is null with nothing observed, or singular without ridge", () => {
     expect(solve(emptyStats(TTFT_K), TTFT_K, null, 0)).toBeNull();
     const s = emptyStats(TTFT_K);
-    foldObservation(s, TTFT_K, ttftFeatures(1000, 2, SLOTS), 50, 1.0);
+    foldObservation(s, TTFT_K, ttftFeatures(1000, 2, 0, SLOTS), 50, 1.0);
     expect(solve(s, TTFT_K, null, 0)).toBeNull();
     expect(solve(s, TTFT_K, null, 1e-3)).not.toBeNull();
     expect(predict(null, [1, 2, 3])).toBeNaN();
@@ -128,14 +137,14 @@ describe("fitHosts: heterogeneous hosts and the fleet prior", () => {
       foldObservation(slowP, TPOT_K, tpotFeatures(<f64>q), 20 + 1.0 * q, 1.0);
     }
     const models = fitHosts([fast, slow, emptyStats(TTFT_K)], [fastP, slowP, emptyStats(TPOT_K)], 2.0);
-    const f = models[0].predictTtft(2000, 4);
-    const sl = models[1].predictTtft(2000, 4);
+    const f = models[0].predictTtft(2000, 4, 0, SLOTS);
+    const sl = models[1].predictTtft(2000, 4, 0, SLOTS);
     expect(abs(f - 152) / 152).toBeLessThan(0.05);
     expect(abs(sl - 304) / 304).toBeLessThan(0.05);
     expect(abs(models[0].predictTpot(10) - 15)).toBeLessThan(0.5);
     expect(abs(models[1].predictTpot(10) - 30)).toBeLessThan(0.5);
     // The cold host predicts between the two (the pooled fit), not NaN.
-    const cold = models[2].predictTtft(2000, 4);
+    const cold = models[2].predictTtft(2000, 4, 0, SLOTS);
     expect(cold).toBeGreaterThan(f);
     expect(cold).toBeLessThan(sl);
   });

@@ -124,15 +124,14 @@ export function clipObservation(y: f64, predicted: f64): f64 {
 
 /**
  * TTFT features: intercept, uncached prompt tokens (thousands), requests in flight on the host q,
- * and the requests that must finish before this one gets one of the engine's `slots` batch slots,
- * max(0, q + 1 - slots): a full engine queues a new request until a running one ends, so beyond
- * the slots TTFT grows by about (mean service time / slots) per request ahead, a slope far steeper
- * than the in-batch slowdown the q term learns (slots <= 0: unknown, the term stays 0).
+ * and the predicted wait for one of the engine's batch slots (hundreds of ms, slot_wait.ts: a full
+ * engine queues a new request until a running one ends, so the wait is set by when the running
+ * streams end, far steeper and more uneven than the in-batch slowdown the q term learns).
  */
 export const TTFT_K: i32 = 4;
-export function ttftFeatures(uncachedTokens: f64, inflight: f64, slots: f64 = 0): f64[] {
-  const q = max(inflight, 0.0);
-  return [1.0, uncachedTokens / 1000.0, q, slots > 0 ? max(0.0, q + 1.0 - slots) : 0.0];
+export function ttftFeatures(uncachedTokens: f64, inflight: f64, waitMs: f64 = 0, slots: f64 = 0): f64[] {
+  const q = slots > 0 ? min(max(inflight, 0.0), slots) : max(inflight, 0.0);
+  return [1.0, uncachedTokens / 1000.0, q, max(0.0, waitMs) / 100.0];
 }
 
 /** TPOT features: intercept, the decode batch the request joins (in flight, at most the slots). */
@@ -146,13 +145,13 @@ export function tpotFeatures(inflight: f64, slots: f64 = 0): f64[] {
 export class HostModel {
   constructor(public ttft: f64[] | null, public tpot: f64[] | null) {}
 
-  predictTtft(uncachedTokens: f64, inflight: f64, slots: f64 = 0): f64 { return predict(this.ttft, ttftFeatures(uncachedTokens, inflight, slots)); }
+  predictTtft(uncachedTokens: f64, inflight: f64, waitMs: f64 = 0, slots: f64 = 0): f64 { return predict(this.ttft, ttftFeatures(uncachedTokens, inflight, waitMs, slots)); }
   predictTpot(inflight: f64, slots: f64 = 0): f64 { return predict(this.tpot, tpotFeatures(inflight, slots)); }
-  /** The slot-queueing part of the TTFT prediction (0 below the slots or without a model). */
-  queuePart(inflight: f64, slots: f64): f64 {
+  /** The slot-wait part of the TTFT prediction (0 without a wait or without a model). */
+  queuePart(waitMs: f64): f64 {
     const t = this.ttft;
     if (t === null || t.length < TTFT_K) return 0;
-    return max(0.0, t[3] * ttftFeatures(0, inflight, slots)[3]);
+    return max(0.0, t[3] * max(0.0, waitMs) / 100.0);
   }
 }
 

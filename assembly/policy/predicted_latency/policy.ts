@@ -30,23 +30,13 @@ import { prefixScores } from "../endpoint_metrics/prefix_signal";
 import { clipObservation, ttftFeatures, tpotFeatures } from "./model";
 import { ModelStore, PoolModel } from "./store";
 import { chooseBySlo, Draws, NO_MODEL, SHED } from "./choose";
-import { ResponseTally } from "./response_scan";
+import { OpenStream } from "./open_streams";
 
 class PrefixRead extends RedisReplyHandler {
   constructor(public policy: PredictedLatencyPolicy, public r: LbRequest, public c: CandidateSet, public keys: string[]) { super(); }
   onReply(ok: bool, reply: RespValue | null): void {
     this.policy.pickAfterPrefixRead(this.r, this.c, this.keys, mgetValues(ok, reply, this.keys.length));
   }
-}
-
-/** What the pick knew about the chosen host, and what the response showed. */
-class Observation {
-  tally: ResponseTally = new ResponseTally();
-  firstMs: f64 = 0;
-  endMs: f64 = 0;
-  status: i32 = 0;
-  constructor(public model: PoolModel, public address: string, public uncached: f64, public inflight: f64,
-    public predTtft: f64, public predTpot: f64) {}
 }
 
 /** A request's SLO in ms from its header, else the route default (0: none). */
@@ -67,7 +57,7 @@ export class PredictedLatencyPolicy extends Policy {
   readonly store: ModelStore;
   private readonly keyOptions: KeyOptions;
   private readonly writes: PrefixWrites = new PrefixWrites();
-  private observations: Map<usize, Observation> = new Map();
+  private observations: Map<usize, OpenStream> = new Map();
 
   constructor(cfg: LbConfig, services: Services) {
     super(cfg, services);
@@ -119,21 +109,27 @@ export class PredictedLatencyPolicy extends Policy {
     const model = this.store.of(r.pool);
     const models = model.modelsFor(c.hosts);
     const ttft = new Array<f64>(n);
-    // What the choice compares: a wait for a slot varies about as much as it lasts (it depends on
-    // when the running requests end), so it counts (1 + sloQueueMargin) times.
+    // What the choice compares: a wait for a slot is the least certain part (it depends on when
+    // the running requests end), so it counts (1 + sloQueueMargin) times.
     const decideTtft = new Array<f64>(n);
     const tpot = new Array<f64>(n);
     const inflight = new Array<f64>(n);
     const uncached = new Array<f64>(n);
+    const wait = new Array<f64>(n);
     const eligible = new Array<bool>(n);
+    const now = host.nowMillis();
+    const fallbackTokens = <f64>s.expectedOutputTokens;
     let anyEligible = false;
     for (let i = 0; i < n; i++) {
       const q = this.runtime.inflight.inflight(r.pool, c.hosts[i], this.services.accounting.local);
+      const m = models[i];
       inflight[i] = q;
       uncached[i] = promptTokens * (1.0 - share[i]);
-      ttft[i] = models[i].predictTtft(uncached[i], q, slots);
-      decideTtft[i] = ttft[i] + s.queueMargin * models[i].queuePart(q, slots);
-      tpot[i] = models[i].predictTpot(q, slots);
+      const base = m.predictTtft(uncached[i], q, 0, slots);
+      wait[i] = model.streams.waitFor(c.hosts[i], q, <i32>slots, m.predictTpot(slots, slots), base, fallbackTokens, now);
+      ttft[i] = m.predictTtft(uncached[i], q, wait[i], slots);
+      decideTtft[i] = ttft[i] + s.queueMargin * m.queuePart(wait[i]);
+      tpot[i] = m.predictTpot(q, slots);
       eligible[i] = r.limit <= 0 || q + <f64>r.cost <= <f64>r.limit;
       if (eligible[i]) anyEligible = true;
     }
@@ -146,11 +142,14 @@ export class PredictedLatencyPolicy extends Policy {
     let at = choice.index;
     if (at == NO_MODEL) at = fewestInflight(inflight, eligible, draws.pick);
     const chosen = c.hosts[at];
-    this.observations.set(changetype<usize>(r), new Observation(model, chosen, uncached[at], inflight[at], ttft[at], tpot[at]));
+    const base = ttft[at] - models[at].queuePart(wait[at]);
+    const stream = new OpenStream(chosen, now, expected, uncached[at], inflight[at], wait[at], isFinite(base) ? max(0.0, base) : 0.0, ttft[at], tpot[at]);
+    this.observations.set(changetype<usize>(r), stream);
+    model.streams.add(stream);
     this.runtime.inflight.notePick(r.pool, chosen, <f64>r.cost);
     if (keys.length > 0) recordPrefix(this.cfg, r, keys, values, chosen, this.writes);
     return this.services.accounting.acquireHost(r, c, chosen,
-      "predicted_latency:" + choice.reason + ":ttft=" + fmt(ttft[at]) + ":tpot=" + fmt(tpot[at]) + ":q=" + fmt(inflight[at]));
+      "predicted_latency:" + choice.reason + ":ttft=" + fmt(ttft[at]) + ":tpot=" + fmt(tpot[at]) + ":q=" + fmt(inflight[at]) + ":wait=" + fmt(wait[at]));
   }
 
   onResponseHeaders(r: LbRequest, status: i32): void {
@@ -175,6 +174,8 @@ export class PredictedLatencyPolicy extends Policy {
     if (!this.observations.has(k)) return;
     const o = this.observations.get(k);
     this.observations.delete(k);
+    const model = this.store.of(r.pool);
+    model.streams.remove(o);
     if (o.status != 200 || o.endMs == 0 || o.firstMs == 0 || r.pickedAtMs <= 0) return;
     const tokens = <f64>o.tally.tokens();
     let ttftY: f64 = -1;
@@ -193,7 +194,7 @@ export class PredictedLatencyPolicy extends Policy {
     if (ttftY >= 0) ttftY = clipObservation(ttftY, o.predTtft);
     if (tpotY >= 0) tpotY = clipObservation(tpotY, o.predTpot);
     const slots = <f64>this.cfg.slo.batchSlots;
-    o.model.observe(o.address, ttftFeatures(o.uncached, o.inflight, slots), ttftY, tpotFeatures(o.inflight, slots), tpotY, host.nowMillis());
+    model.observe(o.address, ttftFeatures(o.uncached, o.inflight, o.wait, slots), ttftY, tpotFeatures(o.inflight, slots), tpotY, host.nowMillis());
   }
 }
 

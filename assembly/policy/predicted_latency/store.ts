@@ -12,6 +12,7 @@ import { Stats } from "../../services/stats";
 import { SloSettings } from "../../config/slo_settings";
 import * as gen from "../../generated/lua";
 import { HostModel, TTFT_K, TPOT_K, emptyStats, fitHosts, foldObservation, parseStats } from "./model";
+import { OpenStreams } from "./open_streams";
 
 export const MODEL_SCRIPT = new LuaScript("model", gen.MODEL_SOURCE, gen.MODEL_SHA);
 
@@ -37,6 +38,8 @@ class ModelWrite extends RedisReplyHandler {
 
 export class PoolModel {
   readonly key: string;
+  /** This VM's open streams on the pool's hosts (the slot wait). */
+  readonly streams: OpenStreams = new OpenStreams();
   private hosts: Map<string, HostStats> = new Map();
   private reading: bool = false;
   private lastReadMs: f64 = -1e18;

@@ -17,7 +17,7 @@ import { Verdict } from "../../services/request/verdict";
 import { LbRequest, PRIORITY_LOW } from "../../services/request/request";
 import { Services } from "../../services/services";
 import { LbConfig } from "../../config/lb_config";
-import { SLO_PICK_BEST_FIT } from "../../config/slo_settings";
+import { SLO_PICK_BEST_FIT, SLO_PICK_TPOT_FIT } from "../../config/slo_settings";
 import { CandidateSet } from "../../services/candidates/candidates";
 import { MetricsCache } from "../../services/metrics_view/metrics_cache";
 import { MetricsRuntime } from "../../services/metrics_view/runtime";
@@ -29,7 +29,7 @@ import { PrefixWrites, mgetValues, recordPrefix } from "../endpoint_metrics/pref
 import { prefixScores } from "../endpoint_metrics/prefix_signal";
 import { clipObservation, ttftFeatures, tpotFeatures } from "./model";
 import { ModelStore, PoolModel } from "./store";
-import { chooseBySlo, Draws, NO_MODEL, SHED } from "./choose";
+import { chooseBySlo, Draws, NO_MODEL, PICK_BEST_FIT, PICK_MOST_HEADROOM, PICK_TPOT_FIT, SHED } from "./choose";
 import { OpenStream } from "./open_streams";
 
 class PrefixRead extends RedisReplyHandler {
@@ -137,7 +137,7 @@ export class PredictedLatencyPolicy extends Policy {
     const rng = this.services.rng;
     const draws = new Draws(rng.nextFloat(), <u32>(rng.next() >> 32));
     const choice = chooseBySlo(decideTtft, tpot, eligible, sloOf(s.ttftHeader, s.ttftMs), sloOf(s.tpotHeader, s.tpotMs),
-      s.pick == SLO_PICK_BEST_FIT, s.exploration, r.priority == PRIORITY_LOW, expected, draws);
+      pickMode(s.pick), s.exploration, r.priority == PRIORITY_LOW, expected, draws);
     if (choice.index == SHED) { r.port.shed("slo_unmet"); return Verdict.Rejected; }
     let at = choice.index;
     if (at == NO_MODEL) at = fewestInflight(inflight, eligible, draws.pick);
@@ -196,6 +196,11 @@ export class PredictedLatencyPolicy extends Policy {
     const slots = <f64>this.cfg.slo.batchSlots;
     model.observe(o.address, ttftFeatures(o.uncached, o.inflight, o.wait, slots), ttftY, tpotFeatures(o.inflight, slots), tpotY, host.nowMillis());
   }
+}
+
+function pickMode(pick: string): i32 {
+  if (pick == SLO_PICK_TPOT_FIT) return PICK_TPOT_FIT;
+  return pick == SLO_PICK_BEST_FIT ? PICK_BEST_FIT : PICK_MOST_HEADROOM;
 }
 
 /** Fewest in flight among the eligible hosts, random among ties (nothing learned yet). */

@@ -27,7 +27,7 @@ import { RespValue } from "../../redis/resp";
 import { KeyOptions, keyOptionsFrom, prefixLevelKeys } from "../../prefix/keys";
 import { PrefixWrites, mgetValues, recordPrefix } from "../endpoint_metrics/prefix_io";
 import { prefixScores } from "../endpoint_metrics/prefix_signal";
-import { clipObservation, ttftFeatures, tpotFeatures } from "./model";
+import { baseObservation, clipObservation, ttftFeatures, tpotFeatures } from "./model";
 import { ModelStore, PoolModel } from "./store";
 import { chooseBySlo, Draws, NO_MODEL, PICK_BEST_FIT, PICK_MOST_HEADROOM, PICK_TPOT_FIT, SHED } from "./choose";
 import { OpenStream } from "./open_streams";
@@ -125,10 +125,10 @@ export class PredictedLatencyPolicy extends Policy {
       const m = models[i];
       inflight[i] = q;
       uncached[i] = promptTokens * (1.0 - share[i]);
-      const base = m.predictTtft(uncached[i], q, 0, slots);
+      const base = m.predictTtft(uncached[i], q, slots);
       wait[i] = model.streams.waitFor(c.hosts[i], q, <i32>slots, m.predictTpot(slots, slots), base, fallbackTokens, now);
-      ttft[i] = m.predictTtft(uncached[i], q, wait[i], slots);
-      decideTtft[i] = ttft[i] + s.queueMargin * m.queuePart(wait[i]);
+      ttft[i] = base + wait[i];
+      decideTtft[i] = ttft[i] + s.queueMargin * wait[i];
       tpot[i] = m.predictTpot(q, slots);
       eligible[i] = r.limit <= 0 || q + <f64>r.cost <= <f64>r.limit;
       if (eligible[i]) anyEligible = true;
@@ -142,7 +142,7 @@ export class PredictedLatencyPolicy extends Policy {
     let at = choice.index;
     if (at == NO_MODEL) at = fewestInflight(inflight, eligible, draws.pick);
     const chosen = c.hosts[at];
-    const base = ttft[at] - models[at].queuePart(wait[at]);
+    const base = ttft[at] - wait[at];
     const stream = new OpenStream(chosen, now, expected, uncached[at], inflight[at], wait[at], isFinite(base) ? max(0.0, base) : 0.0, ttft[at], tpot[at]);
     this.observations.set(changetype<usize>(r), stream);
     model.streams.add(stream);
@@ -194,7 +194,9 @@ export class PredictedLatencyPolicy extends Policy {
     if (ttftY >= 0) ttftY = clipObservation(ttftY, o.predTtft);
     if (tpotY >= 0) tpotY = clipObservation(tpotY, o.predTpot);
     const slots = <f64>this.cfg.slo.batchSlots;
-    model.observe(o.address, ttftFeatures(o.uncached, o.inflight, o.wait, slots), ttftY, tpotFeatures(o.inflight, slots), tpotY, host.nowMillis());
+    const tx = ttftFeatures(o.uncached, o.inflight, slots);
+    const ty = ttftY >= 0 ? baseObservation(tx, ttftY, o.wait, o.baseTtft) : NaN;
+    model.observe(o.address, tx, ty, tpotFeatures(o.inflight, slots), tpotY >= 0 ? tpotY : NaN, host.nowMillis());
   }
 }
 

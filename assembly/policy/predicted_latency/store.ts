@@ -91,7 +91,7 @@ export class PoolModel {
       if (bar <= 0 || bar != field.length - 2) continue;
       const kind = field.charCodeAt(bar + 1);
       const h = this.of(field.substring(0, bar));
-      if (kind == 116) { // 't'
+      if (kind == 98) { // 'b': base TTFT (before 'b', 't' held 4 features: ignored)
         const v = parseStats(TTFT_K, items[i + 1].str);
         if (v !== null) h.ttft = v;
       } else if (kind == 112) { // 'p'
@@ -106,11 +106,11 @@ export class PoolModel {
   observe(address: string, ttftX: f64[], ttftY: f64, tpotX: f64[], tpotY: f64, now: f64): void {
     const h = this.of(address);
     const args: string[] = [this.s.decay.toString(), MODEL_TTL_MS];
-    if (ttftY >= 0) {
+    if (!isNaN(ttftY)) {
       foldObservation(h.ttft, TTFT_K, ttftX, ttftY, this.s.decay);
-      pushGroup(args, address + "|t", ttftX, ttftY);
+      pushGroup(args, address + "|b", ttftX, ttftY);
     }
-    if (tpotY >= 0) {
+    if (!isNaN(tpotY)) {
       foldObservation(h.tpot, TPOT_K, tpotX, tpotY, this.s.decay);
       pushGroup(args, address + "|p", tpotX, tpotY);
     }

@@ -35,20 +35,24 @@ describe("slotWait", () => {
 });
 
 describe("remainingDecode", () => {
-  it("counts the tokens left at the predicted TPOT, from the first token's time", () => {
+  it("before a second token (or with the body in one piece): the tokens due since the first", () => {
     // 96 tokens at 10 ms: the first came 200 ms ago, so ~21 done, 75 left.
-    expect(remainingDecode(96, 1, 200, 10)).toBeCloseTo(750, 6);
-    // The events seen say more were done: they win.
-    expect(remainingDecode(96, 50, 200, 10)).toBeCloseTo(460, 6);
-    expect(remainingDecode(96, 1, 5000, 10)).toBe(0);
-    expect(remainingDecode(96, 1, 0, NaN)).toBe(0);
-    expect(remainingDecode(1, 1, 0, 10)).toBe(0);
+    expect(remainingDecode(96, 1, 200, 200, 10)).toBeCloseTo(750, 6);
+    expect(remainingDecode(96, 1, 5000, 5000, 10)).toBe(0);
+    expect(remainingDecode(96, 1, 0, 0, NaN)).toBe(0);
+    expect(remainingDecode(1, 1, 0, 0, 10)).toBe(0);
+  });
+  it("streaming: the tokens seen plus those due since the last chunk (a slow host is not taken as on time)", () => {
+    // 30 seen, the last 20 ms ago: 32 done, 64 x 10 ms left, though 500 ms since the first would say 51.
+    expect(remainingDecode(96, 30, 500, 20, 10)).toBeCloseTo(640, 6);
+    expect(remainingDecode(96, 96, 900, 0, 10)).toBe(0);
   });
 });
 
 function stream(host: string, picked: f64, expected: f64, first: f64): OpenStream {
   const s = new OpenStream(host, picked, expected, 0, 0, 0, 20, 20, 10);
   s.firstMs = first;
+  s.lastMs = first;
   return s;
 }
 
@@ -84,6 +88,16 @@ describe("OpenStreams", () => {
     // Beyond the slots, the others queue with their whole service time (both slots free at 160, each queued one runs 320 ms: 480).
     expect(o.waitFor("a", 3, 2, 10, 20, 128, 0)).toBeCloseTo(160, 6);
     expect(o.waitFor("a", 4, 2, 10, 20, 128, 0)).toBeCloseTo(480, 6);
+  });
+  it("reads a streaming response's progress from its SSE events", () => {
+    const o = new OpenStreams();
+    const s = stream("a", 0, 96, 100);
+    const event = Uint8Array.wrap(String.UTF8.encode("data: {}\n\n"));
+    for (let i = 0; i < 30; i++) s.tally.scan(event);
+    s.lastMs = 580;
+    o.add(s);
+    // At 600: 30 seen + 2 due since the last chunk, 64 x 10 ms left (the clock alone would say 460).
+    expect(o.waitFor("a", 1, 1, 10, 20, 128, 600)).toBeCloseTo(640, 6);
   });
   it("removing a stream twice, or one never added, is a no-op", () => {
     const o = new OpenStreams();

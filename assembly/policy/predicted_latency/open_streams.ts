@@ -18,6 +18,8 @@ const DECODE_ALPHA: f64 = 0.1;
 export class OpenStream {
   tally: ResponseTally = new ResponseTally();
   firstMs: f64 = 0;
+  /** When the last body chunk came (0: none yet). */
+  lastMs: f64 = 0;
   endMs: f64 = 0;
   status: i32 = 0;
   constructor(public address: string, public pickedMs: f64, public expected: f64, public uncached: f64,
@@ -74,7 +76,7 @@ export class OpenStreams {
         const s = list[i];
         const decode = max(0.0, s.expected - 1.0) * tpot;
         if (s.firstMs > 0) {
-          busy.push(remainingDecode(s.expected, <f64>s.tally.events, now - s.firstMs, tpot));
+          busy.push(remainingDecode(s.expected, <f64>s.tally.events, now - s.firstMs, now - s.lastMs, tpot));
         } else {
           pendingNow.push(max(0.0, s.pickedMs + s.baseTtft - now) + decode);
           pendingService.push(s.baseTtft + decode);

@@ -165,6 +165,7 @@ export class PredictedLatencyPolicy extends Policy {
     const o = this.observations.get(k);
     const now = host.nowMillis();
     if (o.firstMs == 0 && chunk.length > 0) o.firstMs = now;
+    if (chunk.length > 0) o.lastMs = now;
     o.tally.scan(chunk);
     if (endOfStream) o.endMs = now;
   }

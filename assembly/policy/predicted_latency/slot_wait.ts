@@ -64,12 +64,13 @@ export function slotWait(busy: f64[], pendingNow: f64[], pendingService: f64[], 
 }
 
 /**
- * Remaining decode ms of a started stream: `expected` output tokens at `tpot` ms each, of which
- * the first came `sinceFirstMs` ago and `seen` arrived so far (SSE events; the progress is the
- * larger of the two readings, so chunks held back do not make it look stalled).
+ * Remaining decode ms of a started stream: `expected` output tokens at `tpot` ms each. Progress:
+ * once more than the first token arrived (`seen` SSE events, the last `sinceLastMs` ago), the
+ * tokens seen plus those due since the last chunk; before that (or when the body comes in one
+ * piece), the tokens due since the first one (`sinceFirstMs`).
  */
-export function remainingDecode(expected: f64, seen: f64, sinceFirstMs: f64, tpot: f64): f64 {
+export function remainingDecode(expected: f64, seen: f64, sinceFirstMs: f64, sinceLastMs: f64, tpot: f64): f64 {
   if (!(tpot > 0) || !(expected > 1)) return 0;
-  const done = max(max(seen, 1.0), 1.0 + max(0.0, sinceFirstMs) / tpot);
+  const done = seen > 1 ? seen + max(0.0, sinceLastMs) / tpot : 1.0 + max(0.0, sinceFirstMs) / tpot;
   return max(0.0, (expected - done) * tpot);
 }

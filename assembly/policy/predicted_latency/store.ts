@@ -2,7 +2,8 @@
 // from the pool's model hash in Redis (`<ns>:lat`, HGETALL every modelRefreshMs, started by a
 // request: no tick needed) and updated by this VM's observations twice: folded here at once (the
 // VM's next pick sees them) and sent to lua/model.lua (every gateway sees them at its next read).
-// Fitted coefficients are cached until the stats or the candidate list change.
+// Fitted coefficients are cached until the stats or the candidate list change. The pool's open
+// streams of this VM (open_streams.ts) live here too.
 // Failure behaviour: a failed read keeps the previous stats; a failed write is counted and only
 // loses that observation for the other gateways; without Redis the model is this VM's alone.
 import { RedisReplyHandler, LuaScript } from "../../redis/client";

@@ -6,9 +6,12 @@ import { Xorshift } from "../util/prng";
 /** Batch slots of the engines in these specs: beyond them a request waits for a slot. */
 const SLOTS: f64 = 4;
 
-/** The true base TTFT (no wait for a slot): a + b u + c min(q, slots), u in thousands of tokens. */
-function truthOf(a: f64, b: f64, c: f64, tokens: f64, q: f64): f64 {
-  return a + b * tokens / 1000.0 + c * min(q, SLOTS);
+/** Prefill ahead (tokens of requests admitted before this one) costs 20 ms per thousand. */
+const PREFILL_MS: f64 = 20;
+
+/** The true base TTFT (no wait for a slot): a + b u + c min(q, slots) + prefill ahead, u in thousands of tokens. */
+function truthOf(a: f64, b: f64, c: f64, tokens: f64, q: f64, ahead: f64 = 0): f64 {
+  return a + b * tokens / 1000.0 + c * min(q, SLOTS) + PREFILL_MS * ahead / 1000.0;
 }
 
 /** Observations of truthOf (TTFT ms) with +-noise. */
@@ -16,8 +19,9 @@ function feed(s: f64[], rng: Xorshift, count: i32, a: f64, b: f64, c: f64, noise
   for (let i = 0; i < count; i++) {
     const tokens = <f64>(rng.nextBelow(4000));
     const q = <f64>(rng.nextBelow(12));
+    const ahead = rng.nextBelow(2) == 0 ? <f64>rng.nextBelow(3000) : 0.0;
     const jitter = (<f64>rng.nextBelow(2001) / 1000.0 - 1.0) * noise;
-    foldObservation(s, TTFT_K, ttftFeatures(tokens, q, SLOTS), truthOf(a, b, c, tokens, q) * (1.0 + jitter), decay);
+    foldObservation(s, TTFT_K, ttftFeatures(tokens, q, SLOTS, ahead), truthOf(a, b, c, tokens, q, ahead) * (1.0 + jitter), decay);
   }
 }
 
@@ -57,6 +61,7 @@ describe("latency model fit", () => {
     expect(t[0]).toBeCloseTo(20, 6);
     expect(t[1]).toBeCloseTo(50, 6);
     expect(t[2]).toBeCloseTo(8, 6);
+    expect(t[3]).toBeCloseTo(PREFILL_MS, 6);
   });
   it("learns the base TTFT from waited observations: the wait off, weighted by base / (base + wait)", () => {
     const weighted = emptyStats(TTFT_K);

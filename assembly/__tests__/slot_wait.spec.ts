@@ -99,6 +99,18 @@ describe("OpenStreams", () => {
     // At 600: 30 seen + 2 due since the last chunk, 64 x 10 ms left (the clock alone would say 460).
     expect(o.waitFor("a", 1, 1, 10, 20, 128, 600)).toBeCloseTo(640, 6);
   });
+  it("prefill ahead: the uncached prompt tokens of the streams not started yet", () => {
+    const o = new OpenStreams();
+    const started = new OpenStream("a", 0, 10, 1500, 0, 0, 20, 20, 10);
+    started.firstMs = 30;
+    o.add(started);
+    o.add(new OpenStream("a", 40, 10, 2000, 0, 0, 20, 20, 10));
+    o.add(new OpenStream("a", 45, 10, 100, 0, 0, 20, 20, 10));
+    o.add(new OpenStream("b", 45, 10, 700, 0, 0, 20, 20, 10));
+    expect(o.prefillAhead("a")).toBe(2100);
+    expect(o.prefillAhead("b")).toBe(700);
+    expect(o.prefillAhead("c")).toBe(0);
+  });
   it("removing a stream twice, or one never added, is a no-op", () => {
     const o = new OpenStreams();
     const s = stream("a", 0, 10, 0);

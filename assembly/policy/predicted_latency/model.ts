@@ -125,12 +125,14 @@ export function clipObservation(y: f64, predicted: f64): f64 {
 /**
  * TTFT features of the base TTFT (the TTFT without a wait for a batch slot): intercept, uncached
  * prompt tokens (thousands), requests in flight on the host q (at most the slots: beyond them the
- * wait for a slot, predicted apart by slot_wait.ts, is what grows).
+ * wait for a slot, predicted apart by slot_wait.ts, is what grows), and the prefill ahead (uncached
+ * prompt tokens of streams picked before it and not started yet, thousands: a long prompt
+ * prefilled in the same engine step delays the first token).
  */
-export const TTFT_K: i32 = 3;
-export function ttftFeatures(uncachedTokens: f64, inflight: f64, slots: f64 = 0): f64[] {
+export const TTFT_K: i32 = 4;
+export function ttftFeatures(uncachedTokens: f64, inflight: f64, slots: f64 = 0, prefillAhead: f64 = 0): f64[] {
   const q = slots > 0 ? min(max(inflight, 0.0), slots) : max(inflight, 0.0);
-  return [1.0, uncachedTokens / 1000.0, q];
+  return [1.0, uncachedTokens / 1000.0, q, max(0.0, prefillAhead) / 1000.0];
 }
 
 /**
@@ -158,8 +160,8 @@ export class HostModel {
   constructor(public ttft: f64[] | null, public tpot: f64[] | null) {}
 
   /** Predicted TTFT: the base model plus the predicted wait for a slot (NaN without a model). */
-  predictTtft(uncachedTokens: f64, inflight: f64, slots: f64 = 0, waitMs: f64 = 0): f64 {
-    return predict(this.ttft, ttftFeatures(uncachedTokens, inflight, slots)) + max(0.0, waitMs);
+  predictTtft(uncachedTokens: f64, inflight: f64, slots: f64 = 0, waitMs: f64 = 0, prefillAhead: f64 = 0): f64 {
+    return predict(this.ttft, ttftFeatures(uncachedTokens, inflight, slots, prefillAhead)) + max(0.0, waitMs);
   }
   predictTpot(inflight: f64, slots: f64 = 0): f64 { return predict(this.tpot, tpotFeatures(inflight, slots)); }
 }

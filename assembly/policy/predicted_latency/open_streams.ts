@@ -7,6 +7,7 @@
 // service time while slots are free for it, its whole service time when queued behind them; the
 // average is this VM's mean decode time on the host (EWMA of first chunk -> end), else the
 // model's TPOT x expectedOutputTokens, plus the host's predicted TTFT without a wait.
+// Also the prefill ahead: uncached prompt tokens of the streams not started yet (a TTFT feature).
 // Failure behaviour: none on the request path (no throw; a missing entry is a no-op).
 import { ResponseTally } from "./response_scan";
 import { remainingDecode, slotWait } from "./slot_wait";
@@ -23,7 +24,8 @@ export class OpenStream {
   endMs: f64 = 0;
   status: i32 = 0;
   constructor(public address: string, public pickedMs: f64, public expected: f64, public uncached: f64,
-    public inflight: f64, public wait: f64, public baseTtft: f64, public predTtft: f64, public predTpot: f64) {}
+    public inflight: f64, public wait: f64, public baseTtft: f64, public predTtft: f64, public predTpot: f64,
+    public prefillAhead: f64 = 0) {}
 }
 
 export class OpenStreams {
@@ -48,6 +50,15 @@ export class OpenStreams {
     if (at < 0) return;
     list.splice(at, 1);
     if (list.length == 0) this.byHost.delete(s.address);
+  }
+
+  /** Uncached prompt tokens of this VM's streams on `address` not started yet (prefill ahead). */
+  prefillAhead(address: string): f64 {
+    if (!this.byHost.has(address)) return 0;
+    const list = this.byHost.get(address);
+    let t: f64 = 0;
+    for (let i = 0; i < list.length; i++) if (list[i].firstMs == 0) t += list[i].uncached;
+    return t;
   }
 
   /** This VM's open streams on `address`. */

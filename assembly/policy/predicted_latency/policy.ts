@@ -116,6 +116,7 @@ export class PredictedLatencyPolicy extends Policy {
     const inflight = new Array<f64>(n);
     const uncached = new Array<f64>(n);
     const wait = new Array<f64>(n);
+    const prefill = new Array<f64>(n);
     const eligible = new Array<bool>(n);
     const now = host.nowMillis();
     const fallbackTokens = <f64>s.expectedOutputTokens;
@@ -125,7 +126,8 @@ export class PredictedLatencyPolicy extends Policy {
       const m = models[i];
       inflight[i] = q;
       uncached[i] = promptTokens * (1.0 - share[i]);
-      const base = m.predictTtft(uncached[i], q, slots);
+      prefill[i] = model.streams.prefillAhead(c.hosts[i]);
+      const base = m.predictTtft(uncached[i], q, slots, 0, prefill[i]);
       wait[i] = model.streams.waitFor(c.hosts[i], q, <i32>slots, m.predictTpot(slots, slots), base, fallbackTokens, now);
       ttft[i] = base + wait[i];
       decideTtft[i] = ttft[i] + s.queueMargin * wait[i];
@@ -143,7 +145,7 @@ export class PredictedLatencyPolicy extends Policy {
     if (at == NO_MODEL) at = fewestInflight(inflight, eligible, draws.pick);
     const chosen = c.hosts[at];
     const base = ttft[at] - wait[at];
-    const stream = new OpenStream(chosen, now, expected, uncached[at], inflight[at], wait[at], isFinite(base) ? max(0.0, base) : 0.0, ttft[at], tpot[at]);
+    const stream = new OpenStream(chosen, now, expected, uncached[at], inflight[at], wait[at], isFinite(base) ? max(0.0, base) : 0.0, ttft[at], tpot[at], prefill[at]);
     this.observations.set(changetype<usize>(r), stream);
     model.streams.add(stream);
     this.runtime.inflight.notePick(r.pool, chosen, <f64>r.cost);
@@ -195,7 +197,7 @@ export class PredictedLatencyPolicy extends Policy {
     if (ttftY >= 0) ttftY = clipObservation(ttftY, o.predTtft);
     if (tpotY >= 0) tpotY = clipObservation(tpotY, o.predTpot);
     const slots = <f64>this.cfg.slo.batchSlots;
-    const tx = ttftFeatures(o.uncached, o.inflight, slots);
+    const tx = ttftFeatures(o.uncached, o.inflight, slots, o.prefillAhead);
     const ty = ttftY >= 0 ? baseObservation(tx, ttftY, o.wait, o.baseTtft) : NaN;
     model.observe(o.address, tx, ty, tpotFeatures(o.inflight, slots), tpotY >= 0 ? tpotY : NaN, host.nowMillis());
   }

@@ -2,6 +2,24 @@
 // and what a VM knows of its streams per host, other gateways' streams as counts (open_streams.ts).
 import { remainingDecode, slotWait } from "../policy/predicted_latency/slot_wait";
 import { OpenStream, OpenStreams } from "../policy/predicted_latency/open_streams";
+import { Xorshift } from "../util/prng";
+
+/** The schedule done the slow way: every slot kept, the earliest found by a scan each time. */
+function naiveWait(busy: f64[], pendingNow: f64[], pendingService: f64[], slots: i32): f64 {
+  if (slots <= 0 || busy.length + pendingNow.length < slots) return 0;
+  const t = new Array<f64>(0);
+  for (let i = 0; i < busy.length; i++) t.push(max(0.0, busy[i]));
+  while (t.length < slots) t.push(0.0);
+  let free = t.length - busy.length;
+  for (let j = 0; j < pendingNow.length; j++) {
+    let at = 0;
+    for (let i = 1; i < t.length; i++) if (t[i] < t[at]) at = i;
+    if (free > 0) { t[at] = max(0.0, pendingNow[j]); free--; } else t[at] = t[at] + max(0.0, pendingService[j]);
+  }
+  let m = t[0];
+  for (let i = 1; i < t.length; i++) m = min(m, t[i]);
+  return m;
+}
 
 const NONE: f64[] = [];
 
@@ -28,6 +46,21 @@ describe("slotWait", () => {
   });
   it("the (q - slots + 1)-th end when the queued streams are long", () => {
     expect(slotWait([10, 20, 30, 40], [1000, 1000], [1000, 1000], 4)).toBe(30);
+  });
+  it("equals the full schedule on random pods (only the pending + 1 earliest slots are kept)", () => {
+    const rng = new Xorshift(17);
+    const scratch = new Array<f64>(0);
+    for (let c = 0; c < 500; c++) {
+      const slots = 1 + <i32>rng.nextBelow(12);
+      const busy = new Array<f64>(0);
+      const pn = new Array<f64>(0);
+      const ps = new Array<f64>(0);
+      const nb = <i32>rng.nextBelow(16);
+      const np = <i32>rng.nextBelow(10);
+      for (let i = 0; i < nb; i++) busy.push(<f64>rng.nextBelow(1000) - 20);
+      for (let j = 0; j < np; j++) { pn.push(<f64>rng.nextBelow(800)); ps.push(<f64>rng.nextBelow(900)); }
+      expect(slotWait(busy, pn, ps, slots, c % 2 == 0 ? scratch : null)).toBe(naiveWait(busy, pn, ps, slots));
+    }
   });
   it("negative inputs count as 0", () => {
     expect(slotWait([-5, 100, 100, 100], NONE, NONE, 4)).toBe(0);

@@ -31,6 +31,10 @@ export class OpenStream {
 export class OpenStreams {
   private byHost: Map<string, OpenStream[]> = new Map();
   private decodeMs: Map<string, f64> = new Map();
+  private busy: f64[] = new Array<f64>(0);
+  private pendingNow: f64[] = new Array<f64>(0);
+  private pendingService: f64[] = new Array<f64>(0);
+  private slotTimes: f64[] = new Array<f64>(0);
 
   add(s: OpenStream): void {
     if (!this.byHost.has(s.address)) this.byHost.set(s.address, new Array<OpenStream>(0));
@@ -78,9 +82,13 @@ export class OpenStreams {
     const others = <i32>max(0.0, Math.round(fleetInflight) - <f64>own);
     if (own + others < slots) return 0;
     const base = baseTtft > 0 ? baseTtft : 0.0;
-    const busy = new Array<f64>(0);
-    const pendingNow = new Array<f64>(0);
-    const pendingService = new Array<f64>(0);
+    // Scratch arrays reused across calls (no allocation per candidate).
+    const busy = this.busy;
+    const pendingNow = this.pendingNow;
+    const pendingService = this.pendingService;
+    busy.length = 0;
+    pendingNow.length = 0;
+    pendingService.length = 0;
     if (own > 0) {
       const list = this.byHost.get(address);
       for (let i = 0; i < list.length; i++) {
@@ -102,6 +110,6 @@ export class OpenStreams {
         else { pendingNow.unshift(service / 2); pendingService.unshift(service); }
       }
     }
-    return slotWait(busy, pendingNow, pendingService, slots);
+    return slotWait(busy, pendingNow, pendingService, slots, this.slotTimes);
   }
 }

@@ -39,6 +39,8 @@ describe("predicted_latency and queue keys", () => {
   it("refuses bad values naming the key", () => {
     expect(error(`{"lb_policy":"predicted_latency","lb_config":{"sloPick":"worst"}}`).includes("lb_config.sloPick")).toBe(true);
     expect(error(`{"lb_policy":"predicted_latency","lb_config":{"modelDecay":0.1}}`).includes("lb_config.modelDecay")).toBe(true);
+    expect(error(`{"lb_policy":"predicted_latency","lb_config":{"sloPick":"tpot"}}`).includes("lb_config.sloPick")).toBe(true);
+    expect(error(`{"lb_policy":"predicted_latency","lb_config":{"sloQueueMargin":-1}}`).includes("lb_config.sloQueueMargin")).toBe(true);
     expect(error(`{"lb_policy":"global_least_request","lb_config":{${REDIS},"queueCapacity":4,"queuePollMs":100,"queueEntryTtlMs":150}}`).includes("lb_config.queueEntryTtlMs")).toBe(true);
     expect(error(`{"lb_policy":"global_least_request","lb_config":{${REDIS},"queueCapacity":-1}}`).includes("lb_config.queueCapacity")).toBe(true);
   });

@@ -1,7 +1,7 @@
 -- model.lua: folds latency observations into the shared per-host statistics of predicted_latency
 -- (exponentially forgotten least squares: every gateway adds what it observed, every gateway reads
 -- the same sums, so the fleet learns one model per host).
--- KEYS: 1 the model hash (ns:lat; field "<host>|t" for TTFT, "<host>|p" for TPOT).
+-- KEYS: 1 the model hash (ns:lat; field "<host>|b" for the base TTFT, "<host>|p" for TPOT).
 -- ARGV: 1 decay (0 < d <= 1: weight kept by the old sums per observation), 2 ttl_ms (of the hash),
 --       then groups: field, k (1..4 features), y (observed ms), x1..xk.
 -- A field holds k(k+1)/2 + k + 2 numbers separated by spaces: the upper triangle of sum(x x^T)

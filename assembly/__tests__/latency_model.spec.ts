@@ -1,23 +1,27 @@
 // predicted_latency's model: the stats fold (same numbers as lua/model.lua), the ridge solve,
 // recovery of known coefficients, adaptation after a slowdown, and the fleet prior for cold hosts.
-import { clipObservation, emptyStats, foldObservation, parseStats, solve, predict, fitHosts, HostModel, ttftFeatures, tpotFeatures, TTFT_K, TPOT_K, statsLength } from "../policy/predicted_latency/model";
+import { baseObservation, clipObservation, emptyStats, foldObservation, parseStats, solve, predict, fitHosts, ttftFeatures, tpotFeatures, TTFT_K, TPOT_K, statsLength } from "../policy/predicted_latency/model";
 import { Xorshift } from "../util/prng";
 
 /** Batch slots of the engines in these specs: beyond them a request waits for a slot. */
 const SLOTS: f64 = 4;
 
-/** The true TTFT: a + b u + c q + d (requests ahead of a slot), u in thousands of tokens. */
-function truthOf(a: f64, b: f64, c: f64, d: f64, tokens: f64, q: f64): f64 {
-  return a + b * tokens / 1000.0 + c * q + d * max(0.0, q + 1.0 - SLOTS);
+/** Prefill ahead (tokens of requests admitted before this one) costs 20 ms per thousand. */
+const PREFILL_MS: f64 = 20;
+
+/** The true base TTFT (no wait for a slot): a + b u + c min(q, slots) + prefill ahead, u in thousands of tokens. */
+function truthOf(a: f64, b: f64, c: f64, tokens: f64, q: f64, ahead: f64 = 0): f64 {
+  return a + b * tokens / 1000.0 + c * min(q, SLOTS) + PREFILL_MS * ahead / 1000.0;
 }
 
 /** Observations of truthOf (TTFT ms) with +-noise. */
-function feed(s: f64[], rng: Xorshift, count: i32, a: f64, b: f64, c: f64, d: f64, noise: f64, decay: f64): void {
+function feed(s: f64[], rng: Xorshift, count: i32, a: f64, b: f64, c: f64, noise: f64, decay: f64): void {
   for (let i = 0; i < count; i++) {
     const tokens = <f64>(rng.nextBelow(4000));
     const q = <f64>(rng.nextBelow(12));
+    const ahead = rng.nextBelow(2) == 0 ? <f64>rng.nextBelow(3000) : 0.0;
     const jitter = (<f64>rng.nextBelow(2001) / 1000.0 - 1.0) * noise;
-    foldObservation(s, TTFT_K, ttftFeatures(tokens, q, SLOTS), truthOf(a, b, c, d, tokens, q) * (1.0 + jitter), decay);
+    foldObservation(s, TTFT_K, ttftFeatures(tokens, q, SLOTS, ahead), truthOf(a, b, c, tokens, q, ahead) * (1.0 + jitter), decay);
   }
 }
 
@@ -43,57 +47,84 @@ describe("latency model stats", () => {
 function errorAfterSlowdown(decay: f64, after: i32): f64 {
   const s = emptyStats(TTFT_K);
   const rng = new Xorshift(3);
-  feed(s, rng, 500, 20, 50, 8, 60, 0.05, decay);
-  feed(s, rng, after, 40, 100, 16, 120, 0.05, decay);
-  const truth = truthOf(40, 100, 16, 120, 2000, 6);
-  return abs(predict(solve(s, TTFT_K, null, 1e-3), ttftFeatures(2000, 6, SLOTS)) - truth) / truth;
+  feed(s, rng, 500, 20, 50, 8, 0.05, decay);
+  feed(s, rng, after, 40, 100, 16, 0.05, decay);
+  const truth = truthOf(40, 100, 16, 2000, 3);
+  return abs(predict(solve(s, TTFT_K, null, 1e-3), ttftFeatures(2000, 3, SLOTS)) - truth) / truth;
 }
 
 describe("latency model fit", () => {
   it("recovers the coefficients of noiseless data", () => {
     const s = emptyStats(TTFT_K);
-    feed(s, new Xorshift(7), 200, 20, 50, 8, 60, 0, 1.0);
+    feed(s, new Xorshift(7), 200, 20, 50, 8, 0, 1.0);
     const t = solve(s, TTFT_K, null, 0)!;
     expect(t[0]).toBeCloseTo(20, 6);
     expect(t[1]).toBeCloseTo(50, 6);
     expect(t[2]).toBeCloseTo(8, 6);
-    expect(t[3]).toBeCloseTo(60, 6);
+    expect(t[3]).toBeCloseTo(PREFILL_MS, 6);
   });
-  it("learns a full engine's queueing (the slot term), which a model linear in flight misses", () => {
-    const withSlots = emptyStats(TTFT_K);
-    const linear = emptyStats(TTFT_K);
+  it("learns the base TTFT from waited observations: the wait off, weighted by base / (base + wait)", () => {
+    const weighted = emptyStats(TTFT_K);
+    const plain = emptyStats(TTFT_K);
+    const alwaysWaits = emptyStats(TTFT_K);
     const rng = new Xorshift(5);
-    for (let i = 0; i < 300; i++) {
+    for (let i = 0; i < 400; i++) {
       const tokens = <f64>rng.nextBelow(4000);
       const q = <f64>rng.nextBelow(12);
-      const y = truthOf(20, 50, 2, 100, tokens, q);
-      foldObservation(withSlots, TTFT_K, ttftFeatures(tokens, q, SLOTS), y, 0.995);
-      foldObservation(linear, TTFT_K, ttftFeatures(tokens, q), y, 0.995);
+      const base = truthOf(20, 50, 2, tokens, q);
+      // A full engine: a predicted wait of 0-400 ms, off by up to +-40% (when running requests end).
+      const wait = q + 1.0 > SLOTS ? <f64>rng.nextBelow(400) : 0.0;
+      const err = (<f64>rng.nextBelow(2001) / 1000.0 - 1.0) * 0.4;
+      const y = base + wait * (1.0 + err);
+      let x = ttftFeatures(tokens, q, SLOTS);
+      foldObservation(weighted, TTFT_K, x, baseObservation(x, y, wait, base), 0.995);
+      x = ttftFeatures(tokens, q, SLOTS);
+      foldObservation(plain, TTFT_K, x, y - wait, 0.995);
+      x = ttftFeatures(tokens, q, SLOTS);
+      const exactWait = 50.0 + <f64>rng.nextBelow(300);
+      foldObservation(alwaysWaits, TTFT_K, x, baseObservation(x, base + exactWait, exactWait, base), 0.995);
     }
-    const a = solve(withSlots, TTFT_K, null, 1e-3);
-    const b = solve(linear, TTFT_K, null, 1e-3);
-    // An idle engine (1 in flight) and a full one (8 in flight: 5 ahead of a slot).
-    for (let q = 1; q <= 8; q += 7) {
-      const truth = truthOf(20, 50, 2, 100, 1000, <f64>q);
-      expect(abs(predict(a, ttftFeatures(1000, <f64>q, SLOTS)) - truth) / truth).toBeLessThan(0.01);
+    let errW: f64 = 0, errP: f64 = 0, errA: f64 = 0;
+    for (let t = 0; t < 4000; t += 500) {
+      for (let q = 0; q < 8; q++) {
+        const truth = truthOf(20, 50, 2, <f64>t, <f64>q);
+        errW = max(errW, abs(predict(solve(weighted, TTFT_K, null, 1e-3), ttftFeatures(<f64>t, <f64>q, SLOTS)) - truth) / truth);
+        errP = max(errP, abs(predict(solve(plain, TTFT_K, null, 1e-3), ttftFeatures(<f64>t, <f64>q, SLOTS)) - truth) / truth);
+        errA = max(errA, abs(predict(solve(alwaysWaits, TTFT_K, null, 1e-3), ttftFeatures(<f64>t, <f64>q, SLOTS)) - truth) / truth);
+      }
     }
-    // The part the choice weighs again (sloQueueMargin): 100 ms per request ahead, none when idle.
-    const m = new HostModel(a, null);
-    expect(m.queuePart(8, SLOTS)).toBeCloseTo(500, 1);
-    expect(m.queuePart(1, SLOTS)).toBe(0);
-    const idle = truthOf(20, 50, 2, 100, 1000, 1);
-    expect(abs(predict(b, ttftFeatures(1000, 1)) - idle) / idle).toBeGreaterThan(0.5);
+    expect(errW).toBeLessThan(0.15);
+    expect(errP).toBeGreaterThan(errW * 1.5);
+    // A host that always waits still learns its base (exact waits here).
+    expect(errA).toBeLessThan(0.01);
+    // No wait: the observation as is; a wait: x scaled, the scaled target returned.
+    const x = [1.0, 2.0, 3.0];
+    expect(baseObservation(x, 70, 0, 50)).toBe(70);
+    expect(x).toStrictEqual([1.0, 2.0, 3.0]);
+    expect(baseObservation(x, 150, 100, 50)).toBeCloseTo(50.0 / 3.0, 9);
+    expect(x[1]).toBeCloseTo(2.0 / 3.0, 9);
+    // No base predicted yet: a waited observation teaches nothing.
+    expect(baseObservation(x, 150, 100, 0)).toBe(0);
+  });
+  it("predicts the TTFT as the base plus the predicted wait", () => {
+    const m = fitHosts([emptyStats(TTFT_K)], [emptyStats(TPOT_K)], 2.0)[0];
+    expect(m.predictTtft(1000, 4, SLOTS, 200)).toBeNaN();
+    const s = emptyStats(TTFT_K);
+    feed(s, new Xorshift(9), 100, 20, 50, 8, 0, 1.0);
+    const h = fitHosts([s], [emptyStats(TPOT_K)], 2.0)[0];
+    expect(h.predictTtft(1000, 6, SLOTS, 200)).toBeCloseTo(truthOf(20, 50, 8, 1000, 6) + 200, 2);
+    expect(h.predictTtft(1000, 6, SLOTS, 0)).toBeCloseTo(truthOf(20, 50, 8, 1000, 6), 2);
   });
   it("predicts within 10% at the 90th percentile after 300 noisy observations (+-10% noise)", () => {
     const s = emptyStats(TTFT_K);
     const rng = new Xorshift(11);
-    feed(s, rng, 300, 20, 50, 8, 60, 0.1, 0.995);
+    feed(s, rng, 300, 20, 50, 8, 0.1, 0.995);
     const t = solve(s, TTFT_K, null, 1e-3);
     let within = 0;
     for (let i = 0; i < 100; i++) {
       const tokens = <f64>rng.nextBelow(4000);
       const q = <f64>rng.nextBelow(12);
-      const truth = truthOf(20, 50, 8, 60, tokens, q);
+      const truth = truthOf(20, 50, 8, tokens, q);
       if (abs(predict(t, ttftFeatures(tokens, q, SLOTS)) - truth) / truth <= 0.1) within++;
     }
     expect(within).toBeGreaterThanOrEqual(90);
@@ -119,8 +150,8 @@ describe("fitHosts: heterogeneous hosts and the fleet prior", () => {
     const rng = new Xorshift(5);
     const fast = emptyStats(TTFT_K);
     const slow = emptyStats(TTFT_K);
-    feed(fast, rng, 300, 20, 50, 8, 0, 0.02, 0.995);
-    feed(slow, rng, 300, 40, 100, 16, 0, 0.02, 0.995);
+    feed(fast, rng, 300, 20, 50, 8, 0.02, 0.995);
+    feed(slow, rng, 300, 40, 100, 16, 0.02, 0.995);
     const fastP = emptyStats(TPOT_K);
     const slowP = emptyStats(TPOT_K);
     for (let q = 0; q < 20; q++) {
@@ -128,14 +159,14 @@ describe("fitHosts: heterogeneous hosts and the fleet prior", () => {
       foldObservation(slowP, TPOT_K, tpotFeatures(<f64>q), 20 + 1.0 * q, 1.0);
     }
     const models = fitHosts([fast, slow, emptyStats(TTFT_K)], [fastP, slowP, emptyStats(TPOT_K)], 2.0);
-    const f = models[0].predictTtft(2000, 4);
-    const sl = models[1].predictTtft(2000, 4);
+    const f = models[0].predictTtft(2000, 4, SLOTS);
+    const sl = models[1].predictTtft(2000, 4, SLOTS);
     expect(abs(f - 152) / 152).toBeLessThan(0.05);
     expect(abs(sl - 304) / 304).toBeLessThan(0.05);
     expect(abs(models[0].predictTpot(10) - 15)).toBeLessThan(0.5);
     expect(abs(models[1].predictTpot(10) - 30)).toBeLessThan(0.5);
     // The cold host predicts between the two (the pooled fit), not NaN.
-    const cold = models[2].predictTtft(2000, 4);
+    const cold = models[2].predictTtft(2000, 4, SLOTS);
     expect(cold).toBeGreaterThan(f);
     expect(cold).toBeLessThan(sl);
   });

@@ -1,6 +1,6 @@
 // predicted_latency's choice by headroom (best fit / most headroom, shedding sheddable requests
 // no host can serve in time, the least late otherwise, load gate, exploration, ties) and its response tally.
-import { chooseBySlo, Draws, headroomOf, NO_MODEL, SHED } from "../policy/predicted_latency/choose";
+import { chooseBySlo, Draws, headroomOf, NO_MODEL, PICK_BEST_FIT, PICK_MOST_HEADROOM, PICK_TPOT_FIT, SHED } from "../policy/predicted_latency/choose";
 import { ResponseTally } from "../policy/predicted_latency/response_scan";
 
 const ALL3: bool[] = [true, true, true];
@@ -15,29 +15,45 @@ describe("chooseBySlo", () => {
   it("best fit takes the feasible host with the least headroom, most headroom the most", () => {
     const ttft: f64[] = [90, 40, 120];
     const tpot: f64[] = [10, 10, 10];
-    const bf = chooseBySlo(ttft, tpot, ALL3, 100, 0, true, 0, false, 0, NO_EXPLORE);
+    const bf = chooseBySlo(ttft, tpot, ALL3, 100, 0, PICK_BEST_FIT, 0, false, 0, NO_EXPLORE);
     expect(bf.index).toBe(0);
     expect(bf.reason).toBe("slo_best_fit");
-    expect(chooseBySlo(ttft, tpot, ALL3, 100, 0, false, 0, false, 0, NO_EXPLORE).index).toBe(1);
+    expect(chooseBySlo(ttft, tpot, ALL3, 100, 0, PICK_MOST_HEADROOM, 0, false, 0, NO_EXPLORE).index).toBe(1);
   });
   it("a TPOT SLO changes the pick", () => {
     const ttft: f64[] = [50, 50, 50];
     const tpot: f64[] = [30, 10, 15];
-    expect(chooseBySlo(ttft, tpot, ALL3, 0, 20, true, 0, false, 0, NO_EXPLORE).index).toBe(2);
+    expect(chooseBySlo(ttft, tpot, ALL3, 0, 20, PICK_BEST_FIT, 0, false, 0, NO_EXPLORE).index).toBe(2);
+  });
+  it("tpot_fit: a loose TPOT SLO goes to the slowest hosts that fit, the lowest TTFT among them", () => {
+    // Hosts 0 and 2 slow (TPOT 14-15), 1 and 3 fast (8); host 0 has a longer wait than host 2.
+    const ttft: f64[] = [300, 60, 120, 40];
+    const tpot: f64[] = [15, 8, 14, 8.2];
+    const loose = chooseBySlo(ttft, tpot, [true, true, true, true], 600, 30, PICK_TPOT_FIT, 0, false, 0, NO_EXPLORE);
+    expect(loose.index).toBe(2);
+    expect(loose.reason).toBe("slo_tpot_fit");
+    // A tight TPOT SLO: only the fast ones fit; the one whose slot frees first.
+    expect(chooseBySlo(ttft, tpot, [true, true, true, true], 150, 11, PICK_TPOT_FIT, 0, false, 0, NO_EXPLORE).index).toBe(3);
+    // The slow ones cannot meet the loose TTFT SLO: the fast ones after all.
+    expect(chooseBySlo([700, 60, 800, 40], tpot, [true, true, true, true], 600, 30, PICK_TPOT_FIT, 0, false, 0, NO_EXPLORE).index).toBe(3);
+    // Best fit would take the least headroom overall (host 0: both at half their SLO).
+    expect(chooseBySlo(ttft, tpot, [true, true, true, true], 600, 30, PICK_BEST_FIT, 0, false, 0, NO_EXPLORE).index).toBe(0);
+    // Without a TPOT SLO: most headroom.
+    expect(chooseBySlo(ttft, tpot, [true, true, true, true], 600, 0, PICK_TPOT_FIT, 0, false, 0, NO_EXPLORE).index).toBe(3);
   });
   it("no host can meet it: sheddable -> shed, others -> the least late", () => {
     const ttft: f64[] = [300, 200, 250];
     const tpot: f64[] = [10, 10, 10];
-    expect(chooseBySlo(ttft, tpot, ALL3, 100, 0, true, 0, true, 0, NO_EXPLORE).index).toBe(SHED);
-    const c = chooseBySlo(ttft, tpot, ALL3, 100, 0, true, 0, false, 0, NO_EXPLORE);
+    expect(chooseBySlo(ttft, tpot, ALL3, 100, 0, PICK_BEST_FIT, 0, true, 0, NO_EXPLORE).index).toBe(SHED);
+    const c = chooseBySlo(ttft, tpot, ALL3, 100, 0, PICK_BEST_FIT, 0, false, 0, NO_EXPLORE);
     expect(c.index).toBe(1);
     expect(c.reason).toBe("slo_unmet");
   });
   it("the load gate excludes hosts however good their prediction", () => {
-    expect(chooseBySlo([10, 90, 95], [1, 1, 1], [false, true, true], 0, 0, true, 0, false, 0, NO_EXPLORE).index).toBe(1);
+    expect(chooseBySlo([10, 90, 95], [1, 1, 1], [false, true, true], 0, 0, PICK_BEST_FIT, 0, false, 0, NO_EXPLORE).index).toBe(1);
   });
   it("without an SLO: the lowest ttft + tpot x expected tokens", () => {
-    const c = chooseBySlo([100, 50, 80], [6, 20, 5], ALL3, 0, 0, true, 0, false, 100, NO_EXPLORE);
+    const c = chooseBySlo([100, 50, 80], [6, 20, 5], ALL3, 0, 0, PICK_BEST_FIT, 0, false, 100, NO_EXPLORE);
     expect(c.index).toBe(2);
     expect(c.reason).toBe("lowest_latency");
   });
@@ -45,17 +61,17 @@ describe("chooseBySlo", () => {
     const ttft: f64[] = [90, 40, 500];
     const tpot: f64[] = [1, 1, 1];
     const seen = [0, 0, 0];
-    for (let p: u32 = 0; p < 10; p++) seen[chooseBySlo(ttft, tpot, ALL3, 100, 0, true, 0.05, false, 0, new Draws(0.01, p)).index]++;
+    for (let p: u32 = 0; p < 10; p++) seen[chooseBySlo(ttft, tpot, ALL3, 100, 0, PICK_BEST_FIT, 0.05, false, 0, new Draws(0.01, p)).index]++;
     expect(seen[0]).toBeGreaterThan(0);
     expect(seen[1]).toBeGreaterThan(0);
     expect(seen[2]).toBe(0);
   });
   it("breaks near ties at random, and reports no model when nothing is predicted", () => {
     const seen = [0, 0, 0];
-    for (let p: u32 = 0; p < 9; p++) seen[chooseBySlo([50, 50, 50], [1, 1, 1], ALL3, 100, 0, true, 0, false, 0, new Draws(0.9, p)).index]++;
+    for (let p: u32 = 0; p < 9; p++) seen[chooseBySlo([50, 50, 50], [1, 1, 1], ALL3, 100, 0, PICK_BEST_FIT, 0, false, 0, new Draws(0.9, p)).index]++;
     expect(seen[0]).toBe(3);
     expect(seen[1]).toBe(3);
-    expect(chooseBySlo([NaN, NaN, NaN], [NaN, NaN, NaN], ALL3, 100, 0, true, 0, false, 0, NO_EXPLORE).index).toBe(NO_MODEL);
+    expect(chooseBySlo([NaN, NaN, NaN], [NaN, NaN, NaN], ALL3, 100, 0, PICK_BEST_FIT, 0, false, 0, NO_EXPLORE).index).toBe(NO_MODEL);
   });
 });
 

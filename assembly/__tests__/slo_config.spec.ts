@@ -11,13 +11,14 @@ function error(json: string): string {
 const REDIS = `"serviceFQDN":"redis.static","servicePort":6379`;
 
 describe("predicted_latency and queue keys", () => {
-  it("defaults: no SLO, most_headroom, 1% exploration, queue off", () => {
+  it("defaults: no SLO, tpot_fit, queue margin 2, 1% exploration, queue off", () => {
     const r = parsePluginConfig(`{"lb_policy":"predicted_latency","lb_config":{${REDIS}}}`);
     expect(r.error).toBe("");
     const c = r.config!.defaultConfig!;
     expect(c.policy).toBe("predicted_latency");
     expect(c.slo.ttftMs).toBe(0.0);
-    expect(c.slo.pick).toBe("most_headroom");
+    expect(c.slo.pick).toBe("tpot_fit");
+    expect(c.slo.queueMargin).toBe(2.0);
     expect(c.slo.exploration).toBe(0.01);
     expect(c.slo.ttftHeader).toBe("x-slo-ttft-ms");
     expect(c.queue.capacity).toBe(0);
@@ -30,6 +31,7 @@ describe("predicted_latency and queue keys", () => {
     expect(c.slo.tpotMs).toBe(40.0);
     expect(c.slo.pick).toBe("best_fit");
     expect(c.slo.ttftHeader).toBe("x-ttft");
+    expect(parsePluginConfig(`{"lb_policy":"predicted_latency","lb_config":{${REDIS},"sloPick":"most_headroom","sloQueueMargin":0.5}}`).config!.defaultConfig!.slo.queueMargin).toBe(0.5);
     expect(c.queue.capacity).toBe(16);
     expect(c.queue.maxWaitMs).toBe(2000);
     expect(c.queue.tenantHeader).toBe("x-tenant");
@@ -37,6 +39,8 @@ describe("predicted_latency and queue keys", () => {
   it("refuses bad values naming the key", () => {
     expect(error(`{"lb_policy":"predicted_latency","lb_config":{"sloPick":"worst"}}`).includes("lb_config.sloPick")).toBe(true);
     expect(error(`{"lb_policy":"predicted_latency","lb_config":{"modelDecay":0.1}}`).includes("lb_config.modelDecay")).toBe(true);
+    expect(error(`{"lb_policy":"predicted_latency","lb_config":{"sloPick":"tpot"}}`).includes("lb_config.sloPick")).toBe(true);
+    expect(error(`{"lb_policy":"predicted_latency","lb_config":{"sloQueueMargin":-1}}`).includes("lb_config.sloQueueMargin")).toBe(true);
     expect(error(`{"lb_policy":"global_least_request","lb_config":{${REDIS},"queueCapacity":4,"queuePollMs":100,"queueEntryTtlMs":150}}`).includes("lb_config.queueEntryTtlMs")).toBe(true);
     expect(error(`{"lb_policy":"global_least_request","lb_config":{${REDIS},"queueCapacity":-1}}`).includes("lb_config.queueCapacity")).toBe(true);
   });

@@ -6,6 +6,7 @@ export const SLO_KEYS: string[] = ["sloTtftMs", "sloTpotMs", "sloTtftHeader", "s
 
 export const SLO_PICK_BEST_FIT = "best_fit";
 export const SLO_PICK_MOST_HEADROOM = "most_headroom";
+export const SLO_PICK_TPOT_FIT = "tpot_fit";
 
 export class SloSettings {
   /** Route defaults when a request carries no SLO header (0: none). */
@@ -13,7 +14,7 @@ export class SloSettings {
   tpotMs: f64 = 0;
   ttftHeader: string = "x-slo-ttft-ms";
   tpotHeader: string = "x-slo-tpot-ms";
-  pick: string = SLO_PICK_MOST_HEADROOM;
+  pick: string = SLO_PICK_TPOT_FIT;
   exploration: f64 = 0.01;
   /** Weight the model's old sums keep per observation (forgetting: ~1/(1-d) observations of memory). */
   decay: f64 = 0.995;
@@ -26,7 +27,7 @@ export class SloSettings {
   /** The engines' batch slots (vLLM max_num_seqs): beyond them a request queues (0: unknown). */
   batchSlots: i64 = 0;
   /** Extra weight of the predicted wait for a batch slot when choosing (its spread is about its size). */
-  queueMargin: f64 = 1.0;
+  queueMargin: f64 = 2.0;
 }
 
 export function parseSloSettings(r: ConfigReader): SloSettings {
@@ -35,13 +36,13 @@ export function parseSloSettings(r: ConfigReader): SloSettings {
   s.tpotMs = r.num("sloTpotMs", 0, 0, 3600000);
   s.ttftHeader = r.str("sloTtftHeader", s.ttftHeader).toLowerCase();
   s.tpotHeader = r.str("sloTpotHeader", s.tpotHeader).toLowerCase();
-  s.pick = r.choice("sloPick", SLO_PICK_MOST_HEADROOM, [SLO_PICK_BEST_FIT, SLO_PICK_MOST_HEADROOM]);
+  s.pick = r.choice("sloPick", SLO_PICK_TPOT_FIT, [SLO_PICK_TPOT_FIT, SLO_PICK_BEST_FIT, SLO_PICK_MOST_HEADROOM]);
   s.exploration = r.num("sloExploration", 0.01, 0.0, 1.0);
   s.decay = r.num("modelDecay", 0.995, 0.5, 1.0);
   s.ridge = r.num("modelRidge", 2.0, 0.0, 1000000.0);
   s.refreshMs = r.int("modelRefreshMs", 500, 50, 3600000);
   s.expectedOutputTokens = r.int("expectedOutputTokens", 128, 0, 1000000);
   s.batchSlots = r.int("modelBatchSlots", 0, 0, 1000000);
-  s.queueMargin = r.num("sloQueueMargin", 1.0, 0.0, 100.0);
+  s.queueMargin = r.num("sloQueueMargin", 2.0, 0.0, 100.0);
   return s;
 }

@@ -27,6 +27,7 @@ interface Entry {
   candidatesFromHosts?(n: number): number;
   candidatesCached?(n: number): number;
   candidatesRefreshed?(n: number): number;
+  slotWaitFull?(n: number): number;
   parseMetrics(n: number): number;
   scrapeSnapshot(n: number): number;
 }
@@ -129,6 +130,14 @@ function specs(kind: "hash-cost" | "parse-cost"): Spec[] {
       const data = encodePairs(Array.from({ length: hosts }, (_, i) => [`10.0.0.${i + 1}:8000`, JSON.stringify({ health_status: "Healthy", metrics: text })] as [string, string]));
       out.push({ what: "one scrape: host map + unescape + parse, every body changed", input: `${hosts} hosts x 64 KiB`, data, n: 20, run: (e) => (k) => e.scrapeSnapshot(k) });
       out.push({ what: "the same scrape's JSON decode alone (host map + unescape)", input: `${hosts} hosts x 64 KiB`, data, n: 20, run: (e) => (k) => e.decodeSnapshot(k) });
+    }
+    // predicted_latency, per candidate on a full pod: the slot wait (list schedule) + prefill ahead.
+    for (const [slots, streams, n] of [[4, 8, 20_000], [256, 300, 200], [256, 1000, 50]] as const) {
+      const data = Buffer.alloc(8);
+      data.writeInt32LE(slots, 0);
+      data.writeInt32LE(streams, 4);
+      out.push({ what: "predicted_latency per candidate, full pod: slot wait + prefill ahead", input: `${slots} slots, ${streams} open streams`, data, n,
+        run: (e) => (k) => (e.slotWaitFull === undefined ? -1 : e.slotWaitFull(k)), entry: "bench/micro/entry-slo.ts" });
     }
     // Scale of a pick, plugin side: every request reads the cluster's host map and its candidate set.
     for (const [hosts, n] of [[10, 2000], [1000, 100], [10_000, 10]] as const) {

@@ -6,7 +6,9 @@
 // path, and exactly one ending (done/log/delete) per stream. The response body reaches the filter
 // in two chunks: the first token's SSE event when the engine emits it (predicted_latency times
 // TTFT to the first body chunk), then every other event and [DONE] at the end (token times for
-// the client are taken from the engine). Both are synchronous calls: no event is added. Backend: virtual clock, Redis through the run's one link, seeded randomness.
+// the client are taken from the engine); with `tokenChunks`, one chunk per token when the engine
+// emits it, then [DONE] (as Envoy streams a vLLM response: predicted_latency reads the progress
+// of its open streams). Every delivery is a synchronous call: no event is added. Backend: virtual clock, Redis through the run's one link, seeded randomness.
 // Failure behaviour: every failure is an outcome (status, error) reported to the caller once;
 // nothing throws on the request path.
 import type { HostBackend, HttpCalloutRequest, HttpCalloutResponse, RouteMatch, UpstreamHostInfo } from "../../host-test/abi/backend.js";
@@ -85,6 +87,8 @@ export interface VirtualGatewayOptions {
   wasm: Uint8Array;
   workers: number;
   seed: number;
+  /** Response body to the filter one chunk per token (default: first token, then the rest at the end). */
+  tokenChunks?: boolean;
 }
 
 export class VirtualGateway {
@@ -94,6 +98,7 @@ export class VirtualGateway {
     private readonly fleet: VirtualFleet,
     private readonly plugin: PluginHost | null,
     private readonly lb: LocalLoadBalancer,
+    private readonly tokenChunks: boolean,
   ) {}
 
   static async create(o: VirtualGatewayOptions): Promise<VirtualGateway> {
@@ -105,14 +110,14 @@ export class VirtualGateway {
       const why = plugin.logs.query("warn").map((r) => r.message).join("; ");
       throw new Error(`plugin configuration refused: ${why}`);
     }
-    return new VirtualGateway(o.index, o.clock, o.fleet, plugin, new LocalLoadBalancer(o.clusterLb, (o.seed + o.index) >>> 0));
+    return new VirtualGateway(o.index, o.clock, o.fleet, plugin, new LocalLoadBalancer(o.clusterLb, (o.seed + o.index) >>> 0), o.tokenChunks ?? false);
   }
 
   private readonly live = new Set<VirtualExchange>();
 
   /** Sends one request through this gateway now; `onDone` is called exactly once. */
   send(req: VirtualRequest, onDone: (o: VirtualOutcome) => void): void {
-    const x = new VirtualExchange(this.clock, this.fleet, this.plugin, this.lb, req, (o) => { this.live.delete(x); onDone(o); });
+    const x = new VirtualExchange(this.clock, this.fleet, this.plugin, this.lb, req, (o) => { this.live.delete(x); onDone(o); }, this.tokenChunks);
     this.live.add(x);
     x.start();
   }
@@ -152,6 +157,7 @@ class VirtualExchange implements StreamSink {
     private readonly lb: LocalLoadBalancer,
     private readonly req: VirtualRequest,
     private readonly onDone: (o: VirtualOutcome) => void,
+    private readonly tokenChunks: boolean,
   ) {
     this.outcome = { status: 0, pod: null, error: null, firstTokenMs: null, tokenMs: [], endMs: 0, content: "", promptTokens: req.promptTokens.length, cachedTokens: 0, outputTokens: 0, debug: "" };
   }
@@ -230,7 +236,7 @@ class VirtualExchange implements StreamSink {
       if (t.index === 0) this.outcome.firstTokenMs = t.atMs;
       this.outcome.tokenMs.push(t.atMs);
       words.push(t.text);
-      if (t.index === 0) this.filter.responseData(Buffer.from(sseEvents(words)), false);
+      if (t.index === 0 || this.tokenChunks) this.filter.responseData(Buffer.from(sseEvents([t.text])), false);
     });
     sim.on("done", (result) => {
       this.outcome.cachedTokens = result.cachedTokens;
@@ -242,7 +248,7 @@ class VirtualExchange implements StreamSink {
         this.endLater(this.ending);
         return;
       }
-      this.filter.responseData(words.length > 1 ? Buffer.concat([Buffer.from(sseEvents(words.slice(1))), DONE_CHUNK]) : DONE_CHUNK, true);
+      this.filter.responseData(words.length > 1 && !this.tokenChunks ? Buffer.concat([Buffer.from(sseEvents(words.slice(1))), DONE_CHUNK]) : DONE_CHUNK, true);
     });
   }
 

@@ -6,8 +6,8 @@ import { describe, expect, it } from "vitest";
 import { heteroJobs, HETERO_FLEET } from "../../bench/slo/hetero.js";
 import { clientTimes, runSloJobs } from "../../bench/slo/virtual-run.js";
 
-async function run(seed: number) {
-  const jobs = heteroJobs(8, 8, seed);
+async function run(seed: number, rate = 8, seconds = 8) {
+  const jobs = heteroJobs(rate, seconds, seed);
   const out = await runSloJobs({
     policy: "predicted_latency", lbConfig: { modelBatchSlots: 4, sloExploration: 0 }, fleet: HETERO_FLEET, seed,
     jobs: jobs.map((j) => ({ at: j.at, prompt: j.prompt, maxTokens: j.maxTokens, headers: [["x-slo-ttft-ms", String(j.slo.ttft)], ["x-slo-tpot-ms", String(j.slo.tpot)]] as Array<[string, string]> })),
@@ -34,5 +34,25 @@ describe("slo-hetero in virtual time", () => {
     for (const r of longOut) expect(r.pred).toBeLessThan(r.e2e / 2);
     const b = await run(21);
     expect(b.out.outcomes.map((o) => [o.pod, o.debug, o.firstTokenMs])).toEqual(a.out.outcomes.map((o) => [o.pod, o.debug, o.firstTokenMs]));
+  }, 120_000);
+
+  it("near capacity: the predicted slot wait tells the waits apart, and tpot_fit keeps loose requests on the slow pods", async () => {
+    const a = await run(23, 22, 12);
+    const slow = new Set(HETERO_FLEET.slowPods!.map((i) => `pod-${i}`));
+    const rows = a.out.outcomes.map((o, i) => {
+      const m = o.debug.match(/predicted_latency:([a-z_]+):ttft=([0-9.na]+):tpot=[0-9.na]+:q=[0-9.na]+:wait=([0-9.na]+)/);
+      return { reason: m?.[1] ?? "", wait: Number(m?.[3]), ttft: clientTimes(o, a.out.starts[i]).ttft!, pod: o.pod ?? "", job: a.jobs[i] };
+    }).slice(40);
+    const median = (v: number[]) => [...v].sort((x, y) => x - y)[Math.floor(v.length / 2)];
+    const none = rows.filter((r) => r.wait === 0).map((r) => r.ttft);
+    const long = rows.filter((r) => r.wait > 100).map((r) => r.ttft);
+    expect(long.length).toBeGreaterThan(20);
+    // A wait predicted over 100 ms is a wait indeed (the observed TTFT is far above the no-wait one).
+    expect(median(long)).toBeGreaterThan(median(none) + 80);
+    const fit = rows.filter((r) => r.reason === "slo_tpot_fit");
+    const looseOnSlow = fit.filter((r) => r.job.slo.tpot === 30 && slow.has(r.pod)).length / fit.filter((r) => r.job.slo.tpot === 30).length;
+    const tightOnSlow = fit.filter((r) => r.job.slo.tpot === 11 && slow.has(r.pod)).length;
+    expect(looseOnSlow).toBeGreaterThan(0.5);
+    expect(tightOnSlow).toBe(0);
   }, 120_000);
 });

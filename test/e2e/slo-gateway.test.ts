@@ -64,8 +64,8 @@ describe("predicted_latency through the gateway", () => {
     const pods = stack.fleet.pods.map((p) => `${p.host}:${p.port}`);
     let weight = 0;
     for (const p of pods) {
-      expect(fields[`${p}|t`]).toBeDefined();
-      weight += Number(fields[`${p}|t`].split(" ").pop());
+      expect(fields[`${p}|b`]).toBeDefined();
+      weight += Number(fields[`${p}|b`].split(" ").pop());
     }
     // Every finished stream was observed once (both VMs write the one hash).
     expect(weight).toBeGreaterThan(50);

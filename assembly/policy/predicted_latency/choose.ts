@@ -1,12 +1,25 @@
 // predicted_latency's choice among candidates from their predictions (pure, no host calls).
 // With an SLO (TTFT and/or TPOT, ms): headroom_i = min over the given SLOs of (slo - pred) / slo;
-// the hosts with headroom >= 0 can meet it: best fit (least headroom: keeps the roomiest hosts for
-// tight requests, llm-d's default) or most headroom; with probability `explore`, a random one of
-// them. None can: a sheddable request is shed, any other goes to the most headroom (the least
-// late). Without an SLO: the lowest ttft + tpot x expected output tokens (or, with probability
-// `explore`, any host: a host that looks slow is still observed, so its recovery is learned).
+// the hosts with headroom >= 0 can meet it; among them, by `mode`:
+//   PICK_TPOT_FIT: best fit on TPOT, the speed of the host: the hosts whose TPOT headroom is within
+//     TPOT_BAND of the least (the slowest hosts fast enough), then the lowest TTFT among them
+//     (the one whose slot frees first). A loose request goes to a slow host and leaves the fast
+//     ones to tight requests; without a TPOT SLO it is most headroom;
+//   PICK_BEST_FIT: least headroom (keeps the roomiest hosts for tight requests, llm-d's default);
+//   PICK_MOST_HEADROOM: most headroom.
+// With probability `explore`, a random one of them. None can: a sheddable request is shed, any
+// other goes to the most headroom (the least late). Without an SLO: the lowest ttft + tpot x
+// expected output tokens (or, with probability `explore`, any host: a host that looks slow is
+// still observed, so its recovery is learned).
 // Hosts the load gate excludes (eligible false) are never chosen; predictions NaN (nothing
 // learned) make the choice fall back (index NO_MODEL). Near-equal scores break ties at random.
+
+export const PICK_MOST_HEADROOM: i32 = 0;
+export const PICK_BEST_FIT: i32 = 1;
+export const PICK_TPOT_FIT: i32 = 2;
+
+/** Width of the TPOT-fit band, in headroom (a share of the TPOT SLO): hosts of about one speed. */
+export const TPOT_BAND: f64 = 0.1;
 
 export const NO_MODEL: i32 = -2;
 export const SHED: i32 = -1;
@@ -45,7 +58,7 @@ function extreme(idx: i32[], score: f64[], highest: bool, pick: u32): i32 {
 }
 
 export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft: f64, sloTpot: f64,
-  bestFit: bool, explore: f64, sheddable: bool, expectedTokens: f64, d: Draws): Choice {
+  mode: i32, explore: f64, sheddable: bool, expectedTokens: f64, d: Draws): Choice {
   const n = ttft.length;
   const known = new Array<i32>(0);
   for (let i = 0; i < n; i++) if (eligible[i] && !isNaN(ttft[i]) && !isNaN(tpot[i])) known.push(i);
@@ -69,5 +82,20 @@ export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft:
     return new Choice(extreme(known, h, true, d.pick), "slo_unmet");
   }
   if (explore > 0 && d.explore < explore) return new Choice(ok[<i32>(d.pick % <u32>ok.length)], "slo_explore");
+  if (mode == PICK_TPOT_FIT && sloTpot > 0) {
+    // Within the band the hosts are about as fast: the one whose slot frees first (least TTFT).
+    const band = tpotBand(ok, tpot, sloTpot);
+    return new Choice(sloTtft > 0 ? extreme(band, ttft, false, d.pick) : extreme(band, h, true, d.pick), "slo_tpot_fit");
+  }
+  const bestFit = mode == PICK_BEST_FIT;
   return new Choice(extreme(ok, h, !bestFit, d.pick), bestFit ? "slo_best_fit" : "slo_most_headroom");
+}
+
+/** The hosts of `idx` whose TPOT headroom is within TPOT_BAND of the least (the slowest that fit). */
+function tpotBand(idx: i32[], tpot: f64[], sloTpot: f64): i32[] {
+  let least = Infinity;
+  for (let j = 0; j < idx.length; j++) least = min(least, headroom(tpot[idx[j]], sloTpot));
+  const band = new Array<i32>(0);
+  for (let j = 0; j < idx.length; j++) if (headroom(tpot[idx[j]], sloTpot) <= least + TPOT_BAND) band.push(idx[j]);
+  return band;
 }

@@ -123,16 +123,29 @@ export function clipObservation(y: f64, predicted: f64): f64 {
 }
 
 /**
- * TTFT features: intercept, uncached prompt tokens (thousands), requests in flight on the host q,
- * and the requests that must finish before this one gets one of the engine's `slots` batch slots,
- * max(0, q + 1 - slots): a full engine queues a new request until a running one ends, so beyond
- * the slots TTFT grows by about (mean service time / slots) per request ahead, a slope far steeper
- * than the in-batch slowdown the q term learns (slots <= 0: unknown, the term stays 0).
+ * TTFT features of the base TTFT (the TTFT without a wait for a batch slot): intercept, uncached
+ * prompt tokens (thousands), requests in flight on the host q (at most the slots: beyond them the
+ * wait for a slot, predicted apart by slot_wait.ts, is what grows), and the prefill ahead (uncached
+ * prompt tokens of streams picked before it and not started yet, thousands: a long prompt
+ * prefilled in the same engine step delays the first token).
  */
 export const TTFT_K: i32 = 4;
-export function ttftFeatures(uncachedTokens: f64, inflight: f64, slots: f64 = 0): f64[] {
-  const q = max(inflight, 0.0);
-  return [1.0, uncachedTokens / 1000.0, q, slots > 0 ? max(0.0, q + 1.0 - slots) : 0.0];
+export function ttftFeatures(uncachedTokens: f64, inflight: f64, slots: f64 = 0, prefillAhead: f64 = 0): f64[] {
+  const q = slots > 0 ? min(max(inflight, 0.0), slots) : max(inflight, 0.0);
+  return [1.0, uncachedTokens / 1000.0, q, max(0.0, prefillAhead) / 1000.0];
+}
+
+/**
+ * What an observed TTFT teaches the base model: the TTFT minus the predicted wait for a slot it
+ * was picked with, weighted by base / (base + wait) (x scaled in place, the scaled target
+ * returned): an error of the wait, however small relatively, must not move the base of a host
+ * much, yet a host that always queues still learns its base. No wait: the observation as is.
+ */
+export function baseObservation(x: f64[], ttft: f64, waitMs: f64, baseMs: f64): f64 {
+  if (!(waitMs > 0)) return ttft;
+  const f = baseMs > 0 ? baseMs / (baseMs + waitMs) : 0.0;
+  for (let j = 0; j < x.length; j++) x[j] *= f;
+  return (ttft - waitMs) * f;
 }
 
 /** TPOT features: intercept, the decode batch the request joins (in flight, at most the slots). */
@@ -146,14 +159,11 @@ export function tpotFeatures(inflight: f64, slots: f64 = 0): f64[] {
 export class HostModel {
   constructor(public ttft: f64[] | null, public tpot: f64[] | null) {}
 
-  predictTtft(uncachedTokens: f64, inflight: f64, slots: f64 = 0): f64 { return predict(this.ttft, ttftFeatures(uncachedTokens, inflight, slots)); }
-  predictTpot(inflight: f64, slots: f64 = 0): f64 { return predict(this.tpot, tpotFeatures(inflight, slots)); }
-  /** The slot-queueing part of the TTFT prediction (0 below the slots or without a model). */
-  queuePart(inflight: f64, slots: f64): f64 {
-    const t = this.ttft;
-    if (t === null || t.length < TTFT_K) return 0;
-    return max(0.0, t[3] * ttftFeatures(0, inflight, slots)[3]);
+  /** Predicted TTFT: the base model plus the predicted wait for a slot (NaN without a model). */
+  predictTtft(uncachedTokens: f64, inflight: f64, slots: f64 = 0, waitMs: f64 = 0, prefillAhead: f64 = 0): f64 {
+    return predict(this.ttft, ttftFeatures(uncachedTokens, inflight, slots, prefillAhead)) + max(0.0, waitMs);
   }
+  predictTpot(inflight: f64, slots: f64 = 0): f64 { return predict(this.tpot, tpotFeatures(inflight, slots)); }
 }
 
 /**

@@ -17,7 +17,7 @@ import { Verdict } from "../../services/request/verdict";
 import { LbRequest, PRIORITY_LOW } from "../../services/request/request";
 import { Services } from "../../services/services";
 import { LbConfig } from "../../config/lb_config";
-import { SLO_PICK_BEST_FIT } from "../../config/slo_settings";
+import { SLO_PICK_BEST_FIT, SLO_PICK_TPOT_FIT } from "../../config/slo_settings";
 import { CandidateSet } from "../../services/candidates/candidates";
 import { MetricsCache } from "../../services/metrics_view/metrics_cache";
 import { MetricsRuntime } from "../../services/metrics_view/runtime";
@@ -27,26 +27,16 @@ import { RespValue } from "../../redis/resp";
 import { KeyOptions, keyOptionsFrom, prefixLevelKeys } from "../../prefix/keys";
 import { PrefixWrites, mgetValues, recordPrefix } from "../endpoint_metrics/prefix_io";
 import { prefixScores } from "../endpoint_metrics/prefix_signal";
-import { clipObservation, ttftFeatures, tpotFeatures } from "./model";
+import { baseObservation, clipObservation, ttftFeatures, tpotFeatures } from "./model";
 import { ModelStore, PoolModel } from "./store";
-import { chooseBySlo, Draws, NO_MODEL, SHED } from "./choose";
-import { ResponseTally } from "./response_scan";
+import { chooseBySlo, Draws, NO_MODEL, PICK_BEST_FIT, PICK_MOST_HEADROOM, PICK_TPOT_FIT, SHED } from "./choose";
+import { OpenStream } from "./open_streams";
 
 class PrefixRead extends RedisReplyHandler {
   constructor(public policy: PredictedLatencyPolicy, public r: LbRequest, public c: CandidateSet, public keys: string[]) { super(); }
   onReply(ok: bool, reply: RespValue | null): void {
     this.policy.pickAfterPrefixRead(this.r, this.c, this.keys, mgetValues(ok, reply, this.keys.length));
   }
-}
-
-/** What the pick knew about the chosen host, and what the response showed. */
-class Observation {
-  tally: ResponseTally = new ResponseTally();
-  firstMs: f64 = 0;
-  endMs: f64 = 0;
-  status: i32 = 0;
-  constructor(public model: PoolModel, public address: string, public uncached: f64, public inflight: f64,
-    public predTtft: f64, public predTpot: f64) {}
 }
 
 /** A request's SLO in ms from its header, else the route default (0: none). */
@@ -67,7 +57,7 @@ export class PredictedLatencyPolicy extends Policy {
   readonly store: ModelStore;
   private readonly keyOptions: KeyOptions;
   private readonly writes: PrefixWrites = new PrefixWrites();
-  private observations: Map<usize, Observation> = new Map();
+  private observations: Map<usize, OpenStream> = new Map();
 
   constructor(cfg: LbConfig, services: Services) {
     super(cfg, services);
@@ -119,21 +109,29 @@ export class PredictedLatencyPolicy extends Policy {
     const model = this.store.of(r.pool);
     const models = model.modelsFor(c.hosts);
     const ttft = new Array<f64>(n);
-    // What the choice compares: a wait for a slot varies about as much as it lasts (it depends on
-    // when the running requests end), so it counts (1 + sloQueueMargin) times.
+    // What the choice compares: a wait for a slot is the least certain part (it depends on when
+    // the running requests end), so it counts (1 + sloQueueMargin) times.
     const decideTtft = new Array<f64>(n);
     const tpot = new Array<f64>(n);
     const inflight = new Array<f64>(n);
     const uncached = new Array<f64>(n);
+    const wait = new Array<f64>(n);
+    const prefill = new Array<f64>(n);
     const eligible = new Array<bool>(n);
+    const now = host.nowMillis();
+    const fallbackTokens = <f64>s.expectedOutputTokens;
     let anyEligible = false;
     for (let i = 0; i < n; i++) {
       const q = this.runtime.inflight.inflight(r.pool, c.hosts[i], this.services.accounting.local);
+      const m = models[i];
       inflight[i] = q;
       uncached[i] = promptTokens * (1.0 - share[i]);
-      ttft[i] = models[i].predictTtft(uncached[i], q, slots);
-      decideTtft[i] = ttft[i] + s.queueMargin * models[i].queuePart(q, slots);
-      tpot[i] = models[i].predictTpot(q, slots);
+      prefill[i] = model.streams.prefillAhead(c.hosts[i]);
+      const base = m.predictTtft(uncached[i], q, slots, 0, prefill[i]);
+      wait[i] = model.streams.waitFor(c.hosts[i], q, <i32>slots, m.predictTpot(slots, slots), base, fallbackTokens, now);
+      ttft[i] = base + wait[i];
+      decideTtft[i] = ttft[i] + s.queueMargin * wait[i];
+      tpot[i] = m.predictTpot(q, slots);
       eligible[i] = r.limit <= 0 || q + <f64>r.cost <= <f64>r.limit;
       if (eligible[i]) anyEligible = true;
     }
@@ -141,16 +139,19 @@ export class PredictedLatencyPolicy extends Policy {
     const rng = this.services.rng;
     const draws = new Draws(rng.nextFloat(), <u32>(rng.next() >> 32));
     const choice = chooseBySlo(decideTtft, tpot, eligible, sloOf(s.ttftHeader, s.ttftMs), sloOf(s.tpotHeader, s.tpotMs),
-      s.pick == SLO_PICK_BEST_FIT, s.exploration, r.priority == PRIORITY_LOW, expected, draws);
+      pickMode(s.pick), s.exploration, r.priority == PRIORITY_LOW, expected, draws);
     if (choice.index == SHED) { r.port.shed("slo_unmet"); return Verdict.Rejected; }
     let at = choice.index;
     if (at == NO_MODEL) at = fewestInflight(inflight, eligible, draws.pick);
     const chosen = c.hosts[at];
-    this.observations.set(changetype<usize>(r), new Observation(model, chosen, uncached[at], inflight[at], ttft[at], tpot[at]));
+    const base = ttft[at] - wait[at];
+    const stream = new OpenStream(chosen, now, expected, uncached[at], inflight[at], wait[at], isFinite(base) ? max(0.0, base) : 0.0, ttft[at], tpot[at], prefill[at]);
+    this.observations.set(changetype<usize>(r), stream);
+    model.streams.add(stream);
     this.runtime.inflight.notePick(r.pool, chosen, <f64>r.cost);
     if (keys.length > 0) recordPrefix(this.cfg, r, keys, values, chosen, this.writes);
     return this.services.accounting.acquireHost(r, c, chosen,
-      "predicted_latency:" + choice.reason + ":ttft=" + fmt(ttft[at]) + ":tpot=" + fmt(tpot[at]) + ":q=" + fmt(inflight[at]));
+      "predicted_latency:" + choice.reason + ":ttft=" + fmt(ttft[at]) + ":tpot=" + fmt(tpot[at]) + ":q=" + fmt(inflight[at]) + ":wait=" + fmt(wait[at]));
   }
 
   onResponseHeaders(r: LbRequest, status: i32): void {
@@ -166,6 +167,7 @@ export class PredictedLatencyPolicy extends Policy {
     const o = this.observations.get(k);
     const now = host.nowMillis();
     if (o.firstMs == 0 && chunk.length > 0) o.firstMs = now;
+    if (chunk.length > 0) o.lastMs = now;
     o.tally.scan(chunk);
     if (endOfStream) o.endMs = now;
   }
@@ -175,6 +177,8 @@ export class PredictedLatencyPolicy extends Policy {
     if (!this.observations.has(k)) return;
     const o = this.observations.get(k);
     this.observations.delete(k);
+    const model = this.store.of(r.pool);
+    model.streams.remove(o);
     if (o.status != 200 || o.endMs == 0 || o.firstMs == 0 || r.pickedAtMs <= 0) return;
     const tokens = <f64>o.tally.tokens();
     let ttftY: f64 = -1;
@@ -193,8 +197,15 @@ export class PredictedLatencyPolicy extends Policy {
     if (ttftY >= 0) ttftY = clipObservation(ttftY, o.predTtft);
     if (tpotY >= 0) tpotY = clipObservation(tpotY, o.predTpot);
     const slots = <f64>this.cfg.slo.batchSlots;
-    o.model.observe(o.address, ttftFeatures(o.uncached, o.inflight, slots), ttftY, tpotFeatures(o.inflight, slots), tpotY, host.nowMillis());
+    const tx = ttftFeatures(o.uncached, o.inflight, slots, o.prefillAhead);
+    const ty = ttftY >= 0 ? baseObservation(tx, ttftY, o.wait, o.baseTtft) : NaN;
+    model.observe(o.address, tx, ty, tpotFeatures(o.inflight, slots), tpotY >= 0 ? tpotY : NaN, host.nowMillis());
   }
+}
+
+function pickMode(pick: string): i32 {
+  if (pick == SLO_PICK_TPOT_FIT) return PICK_TPOT_FIT;
+  return pick == SLO_PICK_BEST_FIT ? PICK_BEST_FIT : PICK_MOST_HEADROOM;
 }
 
 /** Fewest in flight among the eligible hosts, random among ties (nothing learned yet). */

@@ -2,7 +2,8 @@
 // from the pool's model hash in Redis (`<ns>:lat`, HGETALL every modelRefreshMs, started by a
 // request: no tick needed) and updated by this VM's observations twice: folded here at once (the
 // VM's next pick sees them) and sent to lua/model.lua (every gateway sees them at its next read).
-// Fitted coefficients are cached until the stats or the candidate list change.
+// Fitted coefficients are cached until the stats or the candidate list change. The pool's open
+// streams of this VM (open_streams.ts) live here too.
 // Failure behaviour: a failed read keeps the previous stats; a failed write is counted and only
 // loses that observation for the other gateways; without Redis the model is this VM's alone.
 import { RedisReplyHandler, LuaScript } from "../../redis/client";
@@ -12,6 +13,7 @@ import { Stats } from "../../services/stats";
 import { SloSettings } from "../../config/slo_settings";
 import * as gen from "../../generated/lua";
 import { HostModel, TTFT_K, TPOT_K, emptyStats, fitHosts, foldObservation, parseStats } from "./model";
+import { OpenStreams } from "./open_streams";
 
 export const MODEL_SCRIPT = new LuaScript("model", gen.MODEL_SOURCE, gen.MODEL_SHA);
 
@@ -37,6 +39,8 @@ class ModelWrite extends RedisReplyHandler {
 
 export class PoolModel {
   readonly key: string;
+  /** This VM's open streams on the pool's hosts (the slot wait). */
+  readonly streams: OpenStreams = new OpenStreams();
   private hosts: Map<string, HostStats> = new Map();
   private reading: bool = false;
   private lastReadMs: f64 = -1e18;
@@ -88,7 +92,7 @@ export class PoolModel {
       if (bar <= 0 || bar != field.length - 2) continue;
       const kind = field.charCodeAt(bar + 1);
       const h = this.of(field.substring(0, bar));
-      if (kind == 116) { // 't'
+      if (kind == 98) { // 'b': base TTFT (before 'b', 't' held 4 features: ignored)
         const v = parseStats(TTFT_K, items[i + 1].str);
         if (v !== null) h.ttft = v;
       } else if (kind == 112) { // 'p'
@@ -103,11 +107,11 @@ export class PoolModel {
   observe(address: string, ttftX: f64[], ttftY: f64, tpotX: f64[], tpotY: f64, now: f64): void {
     const h = this.of(address);
     const args: string[] = [this.s.decay.toString(), MODEL_TTL_MS];
-    if (ttftY >= 0) {
+    if (!isNaN(ttftY)) {
       foldObservation(h.ttft, TTFT_K, ttftX, ttftY, this.s.decay);
-      pushGroup(args, address + "|t", ttftX, ttftY);
+      pushGroup(args, address + "|b", ttftX, ttftY);
     }
-    if (tpotY >= 0) {
+    if (!isNaN(tpotY)) {
       foldObservation(h.tpot, TPOT_K, tpotX, tpotY, this.s.decay);
       pushGroup(args, address + "|p", tpotX, tpotY);
     }

@@ -1,0 +1,30 @@
+// Bench-only AssemblyScript entry (see entry.ts): predicted_latency's per-candidate work on a full
+// pod, the wait for a batch slot (open_streams.ts + slot_wait.ts) and the prefill ahead. Input:
+// two little-endian i32, the slots S and the open streams N on the pod (S started, N - S not).
+import { OpenStream, OpenStreams } from "../../assembly/policy/predicted_latency/open_streams";
+
+let input: Uint8Array = new Uint8Array(0);
+
+export function inputBuffer(len: i32): usize {
+  input = new Uint8Array(len);
+  return input.dataStart;
+}
+
+export function inputReady(): void {}
+
+/** One candidate's slot wait + prefill ahead, `iterations` times, on a pod of S slots and N streams. */
+export function slotWaitFull(iterations: i32): i32 {
+  if (input.length < 8) return -1;
+  const slots = load<i32>(input.dataStart);
+  const n = load<i32>(input.dataStart + 4);
+  const host = "10.0.0.1:8000";
+  const o = new OpenStreams();
+  for (let i = 0; i < n; i++) {
+    const s = new OpenStream(host, <f64>i, 96, 1000, <f64>n, 0, 50, 50, 8);
+    if (i < slots) { s.firstMs = <f64>((i * 37) % 500); s.lastMs = s.firstMs; }
+    o.add(s);
+  }
+  let acc: f64 = 0;
+  for (let k = 0; k < iterations; k++) acc += o.waitFor(host, <f64>n, slots, 8, 50, 128, 600 + <f64>k * 0.001) + o.prefillAhead(host);
+  return <i32>(acc / <f64>max(iterations, 1));
+}

@@ -17,7 +17,9 @@ let redis: Redis;
 
 beforeAll(async () => {
   stack = await startLocalStack({
-    pods: 1, gateways: 2, workers: 1,
+    // Two pods although the queue admits one request at a time: with a single pod, two missed
+    // health checks on a loaded machine leave no healthy host (503) while a request waits.
+    pods: 2, gateways: 2, workers: 1,
     fleet: { profile: "tiny", timeScale: 1, profileOverrides: { stepBaseMs: 10 } },
     plugin: (port) => ({ lb_policy: "global_least_request", lb_config: { ...redisLbConfig(port), queueCapacity: 1, queuePollMs: POLL_MS, queueEntryTtlMs: 3 * POLL_MS, queueMaxWaitMs: 20_000 } }),
   });

@@ -41,6 +41,10 @@ for (const endOrder of ["log-first", "deferred-log"] as Array<EnvoyProfile["endO
         gatewayOptions: { profile: { endOrder } },
       });
       redis = new Redis(stack.redis.port, stack.redis.host);
+      // Ready first: ioredis's ready check (INFO) run after MONITOR started shows up on the monitor
+      // connection in the packet of its +OK, before ioredis switched it to monitor mode, and
+      // ioredis fails with "Command queue state error".
+      await redis.ping();
       monitor = await redis.monitor();
       monitor.on("monitor", (_t: string, args: string[]) => calls.push(args));
     }, 30_000);

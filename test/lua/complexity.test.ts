@@ -23,6 +23,7 @@ const feed: Array<{ source: string; args: string[] }> = [];
 beforeAll(async () => {
   server = await startRedis();
   redis = new Redis(server.port, server.host);
+  await redis.ping(); // ready first: see test/e2e/stream-end-release.test.ts
   monitor = (await redis.monitor()) as typeof monitor;
   monitor.on("monitor", (_time, args, source) => feed.push({ source, args }));
 });

@@ -3,40 +3,22 @@
 // in arrival order as slots free; a request waiting past queueMaxWaitMs gets 429 + Retry-After;
 // entries of a gateway that stopped polling (crashed) expire and never take a slot.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import http from "node:http";
-import { Redis } from "ioredis";
-import { startLocalStack, redisLbConfig, MODEL_CLUSTER, ROUTE_NAME, type LocalStack } from "../../host-test/local-stack.js";
 import { runScript } from "../lua/pool.js";
+import { QKEYS, startQueueStack, stopQueueStack, send as sendTo, sleep, depth as depthOf, until as untilOf, type Answer, type QueueStack } from "./queue-stack.js";
 
-const NS = `{llmlb:${ROUTE_NAME}:${MODEL_CLUSTER}}`;
-const QKEYS = [`${NS}:q`, `${NS}:qhb`, `${NS}:qt`, `${NS}:adm`];
-let stack: LocalStack;
-let redis: Redis;
+let q: QueueStack;
+let stack: QueueStack["stack"];
+let redis: QueueStack["redis"];
 
 beforeAll(async () => {
-  stack = await startLocalStack({
-    pods: 2, gateways: 2, workers: 1,
-    fleet: { profile: "tiny", timeScale: 1, profileOverrides: { stepBaseMs: 10 } },
-    plugin: (port) => ({ lb_policy: "global_least_request", lb_config: { ...redisLbConfig(port), queueCapacity: 2, queuePollMs: 20, queueMaxWaitMs: 2500, queueEntryTtlMs: 400 } }),
-  });
-  redis = new Redis(stack.redis.url);
+  q = await startQueueStack({ queueCapacity: 2, queuePollMs: 20, queueMaxWaitMs: 2500, queueEntryTtlMs: 400 });
+  ({ stack, redis } = q);
 }, 30_000);
-afterAll(async () => { redis?.disconnect(); await stack?.close(); });
+afterAll(async () => { await stopQueueStack(q); });
 
-interface Answer { status: number; retryAfter: string; startedAt: number; endedAt: number }
-
-function send(gw: number, tokens: number, headers: Record<string, string> = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(`${stack.gateways[gw].url}/v1/completions`, { method: "POST", agent: false, headers: { "content-type": "application/json", ...headers } }, (res) => {
-      const startedAt = Date.now();
-      res.resume();
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, retryAfter: String(res.headers["retry-after"] ?? ""), startedAt, endedAt: Date.now() }));
-    });
-    req.on("error", reject);
-    req.end(JSON.stringify({ model: "sim-tiny", prompt: "hello there", max_tokens: tokens, ignore_eos: true }));
-  });
-}
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const send = (gw: number, tokens: number, headers: Record<string, string> = {}): Promise<Answer> => sendTo(q, gw, tokens, headers);
+const depth = () => depthOf(q);
+const until = (want: [number, number]) => untilOf(q, want);
 
 /** A plugin metric of both gateways summed (their admin /stats/prometheus). */
 async function metric(name: string): Promise<number> {
@@ -48,21 +30,6 @@ async function metric(name: string): Promise<number> {
     sum += Number(m![1]);
   }
   return sum;
-}
-
-async function depth(): Promise<[number, number]> {
-  return (await runScript(redis, "queue", QKEYS, ["depth"])) as [number, number];
-}
-
-/** Waits until the queue shows [waiting, admitted]. */
-async function until(want: [number, number]): Promise<void> {
-  const deadline = Date.now() + 3000;
-  while (Date.now() < deadline) {
-    const d = await depth();
-    if (d[0] === want[0] && d[1] === want[1]) return;
-    await sleep(5);
-  }
-  expect(await depth()).toEqual(want);
 }
 
 describe("gateway-side queueing", () => {

@@ -8,18 +8,25 @@
 // earliest; a slot it frees again is later than the one it took), so the schedule runs on those:
 // O(streams x log(p + 1)) when the streams fill the slots, 0 at once otherwise. Never throws.
 
-/** Sifts v[i] down the min-heap v (slot free times, ms from now). */
-function down(v: f64[], i: i32): void {
+/** Puts x at v[i] of the min-heap v (slot free times, ms from now) and sifts it down through a
+ *  hole (children move up, x is written once). */
+function siftDown(v: f64[], i: i32, x: f64): void {
   const n = v.length;
   while (true) {
     const l = 2 * i + 1;
-    if (l >= n) return;
+    if (l >= n) break;
     const r = l + 1;
-    const c = r < n && unchecked(v[r]) < unchecked(v[l]) ? r : l;
-    if (unchecked(v[c]) >= unchecked(v[i])) return;
-    const t = unchecked(v[c]); unchecked(v[c] = v[i]); unchecked(v[i] = t);
+    let c = l;
+    let cv = unchecked(v[l]);
+    if (r < n) {
+      const rv = unchecked(v[r]);
+      if (rv < cv) { c = r; cv = rv; }
+    }
+    if (cv >= x) break;
+    unchecked(v[i] = cv);
     i = c;
   }
+  unchecked(v[i] = x);
 }
 
 /**
@@ -41,17 +48,17 @@ export function slotWait(busy: f64[], pendingNow: f64[], pendingService: f64[], 
   const times = scratch !== null ? scratch : new Array<f64>(0);
   smallest(busy, k - min(free, k), times);
   for (let i = 0; i < min(free, k); i++) times.push(0.0);
-  for (let i = (times.length >> 1) - 1; i >= 0; i--) down(times, i);
+  for (let i = (times.length >> 1) - 1; i >= 0; i--) siftDown(times, i, unchecked(times[i]));
   if (times.length == 0) return 0;
+  // j < pending <= both lengths: unchecked reads are in bounds.
   for (let j = 0; j < pending; j++) {
     if (free > 0) {
       // A free slot (time 0, the heap's minimum): this stream holds it from now.
-      times[0] = max(0.0, pendingNow[j]);
+      siftDown(times, 0, max(0.0, unchecked(pendingNow[j])));
       free--;
     } else {
-      times[0] = times[0] + max(0.0, pendingService[j]);
+      siftDown(times, 0, unchecked(times[0]) + max(0.0, unchecked(pendingService[j])));
     }
-    down(times, 0);
   }
   return times[0];
 }
@@ -60,30 +67,44 @@ export function slotWait(busy: f64[], pendingNow: f64[], pendingService: f64[], 
 function smallest(v: f64[], m: i32, out: f64[]): void {
   out.length = 0;
   if (m <= 0) return;
-  for (let i = 0; i < v.length; i++) {
-    const x = max(0.0, v[i]);
+  const len = v.length;
+  if (m >= len) { // all of them: no selection
+    for (let i = 0; i < len; i++) out.push(max(0.0, unchecked(v[i])));
+    return;
+  }
+  for (let i = 0; i < len; i++) {
+    const x = max(0.0, unchecked(v[i]));
     if (out.length < m) {
       out.push(x);
+      // Sift up through a hole.
       let c = out.length - 1;
       while (c > 0) {
         const p = (c - 1) >> 1;
-        if (out[p] >= out[c]) break;
-        const t = out[p]; out[p] = out[c]; out[c] = t;
+        const pv = unchecked(out[p]);
+        if (pv >= x) break;
+        unchecked(out[c] = pv);
         c = p;
       }
-    } else if (x < out[0]) {
-      out[0] = x;
-      let c = 0;
+      unchecked(out[c] = x);
+    } else if (x < unchecked(out[0])) {
+      // Replace the largest and sift down through a hole.
       const n = out.length;
+      let c = 0;
       while (true) {
         const l = 2 * c + 1;
         if (l >= n) break;
         const r = l + 1;
-        const g = r < n && out[r] > out[l] ? r : l;
-        if (out[g] <= out[c]) break;
-        const t = out[g]; out[g] = out[c]; out[c] = t;
+        let g = l;
+        let gv = unchecked(out[l]);
+        if (r < n) {
+          const rv = unchecked(out[r]);
+          if (rv > gv) { g = r; gv = rv; }
+        }
+        if (gv <= x) break;
+        unchecked(out[c] = gv);
         c = g;
       }
+      unchecked(out[c] = x);
     }
   }
 }

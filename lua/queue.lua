@@ -13,7 +13,7 @@
 --   poll:  2 id, 3 capacity, 4 entry_ttl_ms, 5 slot_ttl_ms
 --          -> {"ADMITTED"} | {"QUEUED", ahead} | {"GONE"} (expired or never queued)
 --   exit:  2 id[, 3 capacity, 4 grant_ttl_ms] -> removes a waiting entry or frees a slot, then
---          (with capacity) hands every free slot to the head of the queue at once; the entries
+--          (with capacity) hands the free slots (at most 32) to the head of the queue at once; the entries
 --          handed a slot hold it grant_ttl_ms until their gateway claims it (a poll, an enter or a
 --          renew of the id extends it to the slot TTL), so a crashed gateway's grant expires
 --          -> {removed (0 | 1), id handed a slot, ...}
@@ -21,6 +21,7 @@
 --   depth: -> {waiting, admitted}
 local BAND_SPAN = 1e13
 local SETTLE_BATCH = 32
+local HAND_OFF_MAX = 32 -- heads one exit admits at most (more free slots: the heads' polls take them)
 
 local k_q, k_hb, k_t, k_adm = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local op = ARGV[1]
@@ -59,10 +60,10 @@ local function claimed(id, slot_ttl)
   return true
 end
 
--- Hands every free slot to the head of the queue (in queue order), for grant_ttl ms unless
--- claimed. Returns the ids handed a slot.
+-- Hands the free slots to the head of the queue (in queue order, at most HAND_OFF_MAX), for
+-- grant_ttl ms unless claimed. Returns the ids handed a slot.
 local function hand_off(capacity, grant_ttl)
-  local free = capacity - redis.call('ZCARD', k_adm)
+  local free = math.min(capacity - redis.call('ZCARD', k_adm), HAND_OFF_MAX)
   if free <= 0 then return {} end
   local heads = redis.call('ZRANGE', k_q, 0, free - 1)
   for i = 1, #heads do admit(heads[i], grant_ttl) end

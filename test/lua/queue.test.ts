@@ -139,6 +139,19 @@ describe("queue.lua", () => {
     expect(await q(k, "exit", "high", 2, 1000)).toEqual([1, "low"]);
   });
 
+  it("one exit hands at most 32 slots; the heads' polls take the others", async () => {
+    const k = keys();
+    const cap = 40;
+    // 40 slots taken, 40 waiting; then every slot expires at once (slot TTL 100 ms).
+    for (let i = 0; i < cap; i++) expect(await q(k, "enter", `s${i}`, 1, "t", cap, 60_000, 100)).toEqual(["ADMITTED"]);
+    for (let i = 0; i < cap; i++) expect(await q(k, "enter", `w${i}`, 1, "t", cap, 60_000, 100)).toEqual(["QUEUED", String(i)]);
+    await sleep(200);
+    const reply = (await q(k, "exit", "s0", cap, 5_000)) as Array<number | string>;
+    expect(reply.slice(1)).toEqual(Array.from({ length: 32 }, (_, i) => `w${i}`));
+    expect(await q(k, "depth")).toEqual([8, 32]);
+    expect(await q(k, "poll", "w39", cap, 60_000, 60_000)).toEqual(["ADMITTED"]); // 7 ahead < 8 free
+  });
+
   it("refuses malformed arguments", async () => {
     const k = keys();
     await expect(q(k, "enter", "", 1, "t", 1, 100, 100)).rejects.toThrow(/id must not be empty/);

@@ -90,6 +90,33 @@ function stream(host: string, picked: f64, expected: f64, first: f64): OpenStrea
 }
 
 describe("OpenStreams", () => {
+  it("reuses a host's wait and prefill ahead for WAIT_REUSE_MS while its streams and counts stay the same", () => {
+    const o = new OpenStreams();
+    o.add(stream("a", 0, 100, 20));
+    o.add(stream("a", 0, 100, 420));
+    const p = stream("a", 510, 100, 0);
+    p.uncached = 500;
+    o.add(p);
+    const w = o.waitFor("a", 3, 2, 10, 20, 128, 520);
+    expect(w).toBeGreaterThan(0);
+    const pf = o.prefillAhead("a", 520);
+    expect(pf).toBe(500);
+    // 1 ms later: the same wait less the time since, even though a stream started meanwhile.
+    p.firstMs = 520.5;
+    expect(o.waitFor("a", 3, 2, 10, 20, 128, 521)).toBeCloseTo(w - 1, 9);
+    expect(o.prefillAhead("a", 521)).toBe(pf);
+    // Another host's new stream does not touch host a's.
+    o.add(stream("b", 0, 100, 20));
+    expect(o.waitFor("a", 3, 2, 10, 20, 128, 521.5)).toBeCloseTo(w - 1.5, 9);
+    // A changed count, a new stream on a, or the window passed: computed again.
+    const fresh = o.computeWait("a", 3, 0, 2, 10, 20, 128, 521.5);
+    expect(fresh).not.toBeCloseTo(w - 1.5, 3); // p now runs: the schedule differs
+    expect(o.waitFor("a", 4, 2, 10, 20, 128, 521.5)).toBeCloseTo(o.computeWait("a", 3, 1, 2, 10, 20, 128, 521.5), 9);
+    expect(o.waitFor("a", 3, 2, 10, 20, 128, 523)).toBeCloseTo(o.computeWait("a", 3, 0, 2, 10, 20, 128, 523), 9);
+    expect(o.prefillAhead("a", 523)).toBe(0);
+    o.add(stream("a", 523, 100, 0));
+    expect(o.waitFor("a", 4, 2, 10, 20, 128, 523.1)).toBeCloseTo(o.computeWait("a", 4, 0, 2, 10, 20, 128, 523.1), 9);
+  });
   it("waits for the running stream nearest its end; none while slots are free", () => {
     const o = new OpenStreams();
     o.add(stream("a", 0, 100, 20));  // started at 20: at 520, 51 done, 49 x 10 ms left

@@ -28,6 +28,7 @@ interface Entry {
   candidatesCached?(n: number): number;
   candidatesRefreshed?(n: number): number;
   slotWaitFull?(n: number): number;
+  slotWaitReused?(n: number): number;
   parseMetrics(n: number): number;
   scrapeSnapshot(n: number): number;
 }
@@ -138,6 +139,8 @@ function specs(kind: "hash-cost" | "parse-cost"): Spec[] {
       data.writeInt32LE(streams, 4);
       out.push({ what: "predicted_latency per candidate, full pod: slot wait + prefill ahead", input: `${slots} slots, ${streams} open streams`, data, n,
         run: (e) => (k) => (e.slotWaitFull === undefined ? -1 : e.slotWaitFull(k)), entry: "bench/micro/entry-slo.ts" });
+      out.push({ what: "the same, requests 0.01 ms apart (the wait reused within 2 ms)", input: `${slots} slots, ${streams} open streams`, data, n: n * 10,
+        run: (e) => (k) => (e.slotWaitReused === undefined ? -1 : e.slotWaitReused(k)), entry: "bench/micro/entry-slo.ts" });
     }
     // Scale of a pick, plugin side: every request reads the cluster's host map and its candidate set.
     for (const [hosts, n] of [[10, 2000], [1000, 100], [10_000, 10]] as const) {

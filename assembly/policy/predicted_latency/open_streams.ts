@@ -15,6 +15,26 @@ import { remainingDecode, slotWait } from "./slot_wait";
 /** Weight of the newest finished stream in a host's mean decode time. */
 const DECODE_ALPHA: f64 = 0.1;
 
+/** How long a host's computed slot wait is reused (ms): under overload a full pod is asked about
+ *  by many requests a ms, and the schedule costs O(streams x log slots) (bench/RESULTS.md 12.1).
+ *  Its streams' progress in that time (a few tokens at most) is below the prediction's error. */
+export const WAIT_REUSE_MS: f64 = 2;
+
+/** The last slot wait and prefill ahead computed for a host, and what they were computed from.
+ *  `version` counts the changes of this VM's streams on the host. */
+class CachedWait {
+  version: i32 = 0;
+  at: f64 = -1e18;
+  waitVersion: i32 = -1;
+  fleetInflight: f64 = 0;
+  slots: i32 = 0;
+  tpot: f64 = 0;
+  wait: f64 = 0;
+  prefillAt: f64 = -1e18;
+  prefillVersion: i32 = -1;
+  prefill: f64 = 0;
+}
+
 /** One open stream: what the pick knew (the model's features too), and what the response showed. */
 export class OpenStream {
   tally: ResponseTally = new ResponseTally();
@@ -35,10 +55,12 @@ export class OpenStreams {
   private pendingNow: f64[] = new Array<f64>(0);
   private pendingService: f64[] = new Array<f64>(0);
   private slotTimes: f64[] = new Array<f64>(0);
+  private cached: Map<string, CachedWait> = new Map();
 
   add(s: OpenStream): void {
     if (!this.byHost.has(s.address)) this.byHost.set(s.address, new Array<OpenStream>(0));
     this.byHost.get(s.address).push(s);
+    this.cacheOf(s.address).version++;
   }
 
   /** The stream ended (however): no longer open; a full stream teaches the host's decode time. */
@@ -53,16 +75,35 @@ export class OpenStreams {
     const at = list.indexOf(s);
     if (at < 0) return;
     list.splice(at, 1);
-    if (list.length == 0) this.byHost.delete(s.address);
+    if (list.length == 0) {
+      this.byHost.delete(s.address);
+      if (this.cached.has(s.address)) this.cached.delete(s.address);
+    } else {
+      this.cacheOf(s.address).version++;
+    }
   }
 
-  /** Uncached prompt tokens of this VM's streams on `address` not started yet (prefill ahead). */
-  prefillAhead(address: string): f64 {
+  /** Uncached prompt tokens of this VM's streams on `address` not started yet (prefill ahead).
+   *  With `now` (>= 0), reused within WAIT_REUSE_MS while the set of streams is the same. */
+  prefillAhead(address: string, now: f64 = -1): f64 {
     if (!this.byHost.has(address)) return 0;
+    const c = now >= 0 ? this.cacheOf(address) : null;
+    if (c !== null) {
+      const age = now - c.prefillAt;
+      if (age >= 0 && age < WAIT_REUSE_MS && c.prefillVersion == c.version) return c.prefill;
+    }
     const list = this.byHost.get(address);
     let t: f64 = 0;
     for (let i = 0; i < list.length; i++) if (list[i].firstMs == 0) t += list[i].uncached;
+    if (c !== null) { c.prefillAt = now; c.prefillVersion = c.version; c.prefill = t; }
     return t;
+  }
+
+  private cacheOf(address: string): CachedWait {
+    if (this.cached.has(address)) return this.cached.get(address);
+    const c = new CachedWait();
+    this.cached.set(address, c);
+    return c;
   }
 
   /** This VM's open streams on `address`. */
@@ -81,6 +122,21 @@ export class OpenStreams {
     const own = this.count(address);
     const others = <i32>max(0.0, Math.round(fleetInflight) - <f64>own);
     if (own + others < slots) return 0;
+    // The same streams and counts within WAIT_REUSE_MS: the wait computed then, less the time
+    // since. (baseTtft, this request's own prefill estimate, only sizes other gateways' streams:
+    // the one of a request less than WAIT_REUSE_MS earlier stands in for it.)
+    const c = this.cacheOf(address);
+    const age = now - c.at;
+    if (age >= 0 && age < WAIT_REUSE_MS && c.waitVersion == c.version && c.fleetInflight == fleetInflight
+      && c.slots == slots && c.tpot == tpot) return max(0.0, c.wait - age);
+    const wait = this.computeWait(address, own, others, slots, tpot, baseTtft, fallbackTokens, now);
+    c.at = now; c.waitVersion = c.version; c.fleetInflight = fleetInflight; c.slots = slots; c.tpot = tpot;
+    c.wait = wait;
+    return wait;
+  }
+
+  /** The list schedule itself (waitFor without the reuse): O(streams x log slots). */
+  computeWait(address: string, own: i32, others: i32, slots: i32, tpot: f64, baseTtft: f64, fallbackTokens: f64, now: f64): f64 {
     const base = baseTtft > 0 ? baseTtft : 0.0;
     // Scratch arrays reused across calls (no allocation per candidate).
     const busy = this.busy;
@@ -89,25 +145,29 @@ export class OpenStreams {
     busy.length = 0;
     pendingNow.length = 0;
     pendingService.length = 0;
-    if (own > 0) {
-      const list = this.byHost.get(address);
+    const list = own > 0 ? this.byHost.get(address) : null;
+    if (list !== null) {
       for (let i = 0; i < list.length; i++) {
         const s = list[i];
-        const decode = max(0.0, s.expected - 1.0) * tpot;
-        if (s.firstMs > 0) {
-          busy.push(remainingDecode(s.expected, <f64>s.tally.events, now - s.firstMs, now - s.lastMs, tpot));
-        } else {
-          pendingNow.push(max(0.0, s.pickedMs + s.baseTtft - now) + decode);
-          pendingService.push(s.baseTtft + decode);
-        }
+        if (s.firstMs > 0) busy.push(remainingDecode(s.expected, <f64>s.tally.events, now - s.firstMs, now - s.lastMs, tpot));
       }
     }
     if (others > 0) {
       const service = base + (this.decodeMs.has(address) ? this.decodeMs.get(address) : max(0.0, fallbackTokens - 1.0) * tpot);
-      // Others are older than this VM's pending streams as often as not: they hold slots first.
+      // Others are older than this VM's pending streams as often as not: they hold slots first,
+      // and queue ahead of them (so they are listed before this VM's pending streams).
       for (let k = 0; k < others; k++) {
         if (busy.length < slots) busy.push(service / 2);
-        else { pendingNow.unshift(service / 2); pendingService.unshift(service); }
+        else { pendingNow.push(service / 2); pendingService.push(service); }
+      }
+    }
+    if (list !== null) {
+      for (let i = 0; i < list.length; i++) {
+        const s = list[i];
+        if (s.firstMs > 0) continue;
+        const decode = max(0.0, s.expected - 1.0) * tpot;
+        pendingNow.push(max(0.0, s.pickedMs + s.baseTtft - now) + decode);
+        pendingService.push(s.baseTtft + decode);
       }
     }
     return slotWait(busy, pendingNow, pendingService, slots, this.slotTimes);

@@ -126,7 +126,7 @@ export class PredictedLatencyPolicy extends Policy {
       const m = models[i];
       inflight[i] = q;
       uncached[i] = promptTokens * (1.0 - share[i]);
-      prefill[i] = model.streams.prefillAhead(c.hosts[i]);
+      prefill[i] = model.streams.prefillAhead(c.hosts[i], now);
       const base = m.predictTtft(uncached[i], q, slots, 0, prefill[i]);
       wait[i] = model.streams.waitFor(c.hosts[i], q, <i32>slots, m.predictTpot(slots, slots), base, fallbackTokens, now);
       ttft[i] = base + wait[i];

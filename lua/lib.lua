@@ -41,13 +41,18 @@ local function int_arg(value, name, minimum, maximum)
   return n
 end
 
--- A lease id: 1..128 bytes, not starting with '@' (bucket aggregates) or '#' (the healer's
--- cursor), the other fields of the lease HASH.
+-- A field of the lease HASH that is not a lease id: a bucket aggregate ('@') or the healer's
+-- marks ('#').
+local function reserved_field(name)
+  local first = string.byte(name, 1)
+  return first == 64 or first == 35
+end
+
+-- A lease id: 1..128 bytes, not a reserved field name (starting with '@' or '#').
 local function check_lease_id(id)
   if id == nil or id == '' then fail('lease_id must not be empty') end
   if #id > MAX_ID_BYTES then fail('lease_id longer than ' .. MAX_ID_BYTES .. ' bytes') end
-  local first = string.byte(id, 1)
-  if first == 64 or first == 35 then fail('lease_id must not start with @ or #') end
+  if reserved_field(id) then fail('lease_id must not start with @ or #') end
 end
 
 -- A host: 1..261 bytes of [A-Za-z0-9.-_:[]] (ip:port, [v6]:port, name:port). No space: lease
@@ -292,8 +297,8 @@ end
 -- a tombstone "~<expiry>" whose expiry passed ("~" alone: the earlier layout's, indexed). The
 -- second value is a pending tombstone's expiry.
 local function dead_record(record, now)
-  local b = string.match(record, '^%S+ %d+ (%d+) ?h?$')
-  if b then return tonumber(b) <= now, nil end
+  local host, _, b = parse_lease(record)
+  if host then return b ~= nil and b <= now, nil end
   local t = tonumber(string.match(record, '^~(%d+)$') or '')
   if t == nil then return false, nil end
   if t <= now then return true, nil end
@@ -330,8 +335,7 @@ local function collect_dead(k, now, max)
   local dead, full = {}, false
   local fields = page[2]
   for i = 1, #fields, 2 do
-    local first = string.byte(fields[i], 1)
-    if first ~= 64 and first ~= 35 then
+    if not reserved_field(fields[i]) then
       local gone, expiry = dead_record(fields[i + 1], now)
       if gone then
         if #dead == budget then full = true break end

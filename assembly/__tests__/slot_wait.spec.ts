@@ -47,7 +47,7 @@ describe("slotWait", () => {
   it("the (q - slots + 1)-th end when the queued streams are long", () => {
     expect(slotWait([10, 20, 30, 40], [1000, 1000], [1000, 1000], 4)).toBe(30);
   });
-  it("equals the full schedule on random pods (only the pending + 1 earliest slots are kept)", () => {
+  it("equals the full schedule on random pods (the heap against a scan for the earliest slot)", () => {
     const rng = new Xorshift(17);
     const scratch = new Array<f64>(0);
     for (let c = 0; c < 500; c++) {

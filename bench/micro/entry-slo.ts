@@ -13,9 +13,14 @@ export function inputBuffer(len: i32): usize {
 export function inputReady(): void {}
 
 const HOST = "10.0.0.1:8000";
+let slots: i32 = 0;
+let n: i32 = 0;
 
-/** A pod of S slots and N streams of this VM (S started, N - S not). */
-function pod(slots: i32, n: i32): OpenStreams {
+/** The pod the input describes (S slots, N streams of this VM: S started, N - S not), or null. */
+function inputPod(): OpenStreams | null {
+  if (input.length < 8) return null;
+  slots = load<i32>(input.dataStart);
+  n = load<i32>(input.dataStart + 4);
   const o = new OpenStreams();
   for (let i = 0; i < n; i++) {
     const s = new OpenStream(HOST, <f64>i, 96, 1000, <f64>n, 0, 50, 50, 8);
@@ -28,10 +33,8 @@ function pod(slots: i32, n: i32): OpenStreams {
 /** One candidate's slot wait computed (the schedule, as when its reuse window passed) + prefill
  *  ahead, `iterations` times, on a pod of S slots and N streams. */
 export function slotWaitFull(iterations: i32): i32 {
-  if (input.length < 8) return -1;
-  const slots = load<i32>(input.dataStart);
-  const n = load<i32>(input.dataStart + 4);
-  const o = pod(slots, n);
+  const o = inputPod();
+  if (o === null) return -1;
   let acc: f64 = 0;
   for (let k = 0; k < iterations; k++) acc += o.computeWait(HOST, n, 0, slots, 8, 50, 128, 600 + <f64>k * 0.001) + o.prefillAhead(HOST);
   return <i32>(acc / <f64>max(iterations, 1));
@@ -39,10 +42,8 @@ export function slotWaitFull(iterations: i32): i32 {
 
 /** The same through waitFor, requests 0.01 ms apart: the wait is reused within WAIT_REUSE_MS. */
 export function slotWaitReused(iterations: i32): i32 {
-  if (input.length < 8) return -1;
-  const slots = load<i32>(input.dataStart);
-  const n = load<i32>(input.dataStart + 4);
-  const o = pod(slots, n);
+  const o = inputPod();
+  if (o === null) return -1;
   let acc: f64 = 0;
   for (let k = 0; k < iterations; k++) {
     const now = 600 + <f64>k * 0.01;

@@ -115,6 +115,7 @@ export class PredictedLatencyPolicy extends Policy {
     const tpot = new Array<f64>(n);
     const inflight = new Array<f64>(n);
     const uncached = new Array<f64>(n);
+    const base = new Array<f64>(n);
     const wait = new Array<f64>(n);
     const prefill = new Array<f64>(n);
     const eligible = new Array<bool>(n);
@@ -127,9 +128,9 @@ export class PredictedLatencyPolicy extends Policy {
       inflight[i] = q;
       uncached[i] = promptTokens * (1.0 - share[i]);
       prefill[i] = model.streams.prefillAhead(c.hosts[i], now);
-      const base = m.predictTtft(uncached[i], q, slots, 0, prefill[i]);
-      wait[i] = model.streams.waitFor(c.hosts[i], q, <i32>slots, m.predictTpot(slots, slots), base, fallbackTokens, now);
-      ttft[i] = base + wait[i];
+      base[i] = m.predictTtft(uncached[i], q, slots, 0, prefill[i]);
+      wait[i] = model.streams.waitFor(c.hosts[i], q, <i32>slots, m.predictTpot(slots, slots), base[i], fallbackTokens, now);
+      ttft[i] = base[i] + wait[i];
       decideTtft[i] = ttft[i] + s.queueMargin * wait[i];
       tpot[i] = m.predictTpot(q, slots);
       eligible[i] = r.limit <= 0 || q + <f64>r.cost <= <f64>r.limit;
@@ -144,8 +145,8 @@ export class PredictedLatencyPolicy extends Policy {
     let at = choice.index;
     if (at == NO_MODEL) at = fewestInflight(inflight, eligible, draws.pick);
     const chosen = c.hosts[at];
-    const base = ttft[at] - wait[at];
-    const stream = new OpenStream(chosen, now, expected, uncached[at], inflight[at], wait[at], isFinite(base) ? max(0.0, base) : 0.0, ttft[at], tpot[at], prefill[at]);
+    const b = base[at];
+    const stream = new OpenStream(chosen, now, expected, uncached[at], inflight[at], wait[at], isFinite(b) ? max(0.0, b) : 0.0, ttft[at], tpot[at], prefill[at]);
     this.observations.set(changetype<usize>(r), stream);
     model.streams.add(stream);
     this.runtime.inflight.notePick(r.pool, chosen, <f64>r.cost);

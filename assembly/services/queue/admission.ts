@@ -2,10 +2,10 @@
 // takes one of the pool's capacity slots before its policy decides; when none is free it waits,
 // its stream held (StopIteration in request headers/body), in the pool's queue in Redis (priority
 // band, tenant fairness, FIFO). A stream ending frees its slot and, in the same script, hands
-// every free slot to the head of the queue; this VM's own entries among them go on when that
+// the free slots to the head of the queue; this VM's own entries among them go on when that
 // reply arrives, other gateways' at their next poll (this VM polls its waiting entries every
-// queuePollMs on the tick). The reply that admits one runs the policy (StreamPort.admitted); after queueMaxWaitMs the
-// request is answered 429/503 (shedStatus) with Retry-After. The slot is freed when the stream
+// queuePollMs on the tick). The reply that admits one runs the policy (StreamPort.admitted);
+// after queueMaxWaitMs the request is answered 429/503 (shedStatus) with Retry-After. The slot is freed when the stream
 // ends, however it ends; admitted slots are renewed like leases, so a crashed gateway's slots
 // expire after the lease TTL and its waiting entries after queueEntryTtlMs.
 // Failure behaviour: Redis unavailable or an error reply -> the request is admitted (fail open, as

@@ -26,6 +26,12 @@
 //   writes it (0 ms: on the next event-loop turn). Envoy's defaults are 3 ms / 1024 bytes
 //   (AsyncClientConfig); max 0 writes every request at once. Without the options (direct users
 //   of this class) requests are written at once.
+// - "Written" means handed to the connection, as Envoy's ConnectionImpl::write does it: the bytes
+//   move to the connection's write buffer and the socket's write event is activated; the
+//   dispatcher writes them after the current callback returns (source/common/network/
+//   connection_impl.cc, ConnectionImpl::write -> file_event_->activate(Write)). So a
+//   proxy_redis_call never reaches the socket inside the import, and work the guest does after
+//   the call delays the request, as in Envoy. Here: setImmediate, bytes kept in order.
 import net from "node:net";
 import { encodeCommand, replyLength } from "../resp.js";
 
@@ -62,6 +68,9 @@ interface Connection {
   outbox: Buffer[];
   outboxBytes: number;
   flushTimer: NodeJS.Timeout | NodeJS.Immediate | null;
+  /** Bytes handed to the connection, written to the socket on the next loop turn. */
+  wire: Buffer[];
+  wireTurn: NodeJS.Immediate | null;
 }
 
 export class RedisClusterClient {
@@ -93,7 +102,7 @@ export class RedisClusterClient {
   private connect(): Connection {
     const socket = net.connect({ host: this.opts.host, port: this.opts.port });
     socket.setNoDelay(true); // Envoy sets TCP_NODELAY on upstream Redis connections.
-    const conn: Connection = { socket, ready: false, pending: [], inbox: Buffer.alloc(0), timer: null, outbox: [], outboxBytes: 0, flushTimer: null };
+    const conn: Connection = { socket, ready: false, pending: [], inbox: Buffer.alloc(0), timer: null, outbox: [], outboxBytes: 0, flushTimer: null, wire: [], wireTurn: null };
     this.conn = conn;
     this.armTimer(conn, this.opts.connectTimeoutMs ?? this.opts.timeoutMs);
     socket.on("connect", () => this.onConnected(conn));
@@ -132,7 +141,19 @@ export class RedisClusterClient {
     const out = conn.outbox.length === 1 ? conn.outbox[0] : Buffer.concat(conn.outbox);
     conn.outbox = [];
     conn.outboxBytes = 0;
-    conn.socket.write(out);
+    this.handToConnection(conn, out);
+  }
+
+  /** Envoy ConnectionImpl::write: into the write buffer now, to the socket on the next loop turn. */
+  private handToConnection(conn: Connection, out: Buffer): void {
+    conn.wire.push(out);
+    if (conn.wireTurn !== null) return;
+    conn.wireTurn = setImmediate(() => {
+      conn.wireTurn = null;
+      const bytes = conn.wire.length === 1 ? conn.wire[0] : Buffer.concat(conn.wire);
+      conn.wire = [];
+      if (!conn.socket.destroyed) conn.socket.write(bytes);
+    });
   }
 
   private clearFlushTimer(conn: Connection): void {
@@ -179,6 +200,9 @@ export class RedisClusterClient {
     this.clearFlushTimer(conn);
     conn.outbox = [];
     conn.outboxBytes = 0;
+    if (conn.wireTurn !== null) clearImmediate(conn.wireTurn);
+    conn.wireTurn = null;
+    conn.wire = [];
     conn.ready = false;
     conn.socket.destroy();
     const pending = conn.pending;

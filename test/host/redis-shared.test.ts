@@ -2,7 +2,9 @@
 // worker, shared by every VM, root and plugin; proxy_redis_init re-initialises it for everyone
 // (closing it fails the calls in flight, new credentials/db apply to all); Envoy's write batching
 // (3 ms / 1024 bytes unless the init's query sets buffer_flush_timeout /
-// max_buffer_size_before_flush); a call on a cluster nobody initialised uses the defaults.
+// max_buffer_size_before_flush), the bytes written from the event loop, not inside the call; a
+// call on a cluster nobody initialised uses the defaults.
+import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import { TestHost } from "../../host-test/facade/index.js";
@@ -109,6 +111,31 @@ describe("write batching (Envoy raw client)", () => {
       expect(first?.toString()).toBe(":1\r\n");
       expect((await p2)?.toString()).toBe("+OK\r\n");
     } finally {
+      client.close();
+    }
+  });
+
+  it("a flushed request reaches the socket on the next loop turn, not inside the call (Envoy ConnectionImpl::write)", async () => {
+    const client = new RedisClusterClient({ host: server.host, port: server.port, timeoutMs: 5000, bufferFlushTimeoutMs: 60_000, maxBufferSizeBeforeFlush: 0 });
+    const write = net.Socket.prototype.write;
+    const written: string[] = [];
+    try {
+      expect((await client.call(encodeCommand(["PING"])))?.toString()).toBe("+PONG\r\n"); // connected
+      net.Socket.prototype.write = function (this: net.Socket, ...args: unknown[]) {
+        written.push(String(args[0]));
+        return (write as (...a: unknown[]) => boolean).apply(this, args);
+      } as typeof write;
+      const p1 = client.call(encodeCommand(["INCR", "turn-counter"]));
+      const p2 = client.call(encodeCommand(["INCR", "turn-counter"]));
+      expect(written).toEqual([]); // the guest's callback has not returned yet: nothing on the wire
+      await new Promise((r) => setImmediate(r));
+      // Both requests went out together, in order, once the loop turned.
+      expect(written).toHaveLength(1);
+      expect(written[0]).toBe(encodeCommand(["INCR", "turn-counter"]).toString().repeat(2));
+      expect((await p1)?.toString()).toBe(":1\r\n");
+      expect((await p2)?.toString()).toBe(":2\r\n");
+    } finally {
+      net.Socket.prototype.write = write;
       client.close();
     }
   });

@@ -17,7 +17,8 @@ export function createPicker(policy: ProxyPolicy, pods: ReadonlyArray<{ readonly
     case "round_robin": return roundRobinPicker(pods.length);
     case "slo_oracle":
     case "slo_oracle_protect":
+    case "slo_oracle_trade":
       if (!virtualFleet) throw new Error(`${policy.picker}: virtual time only (it forks the engines on the virtual clock)`);
-      return new SloOraclePicker(virtualFleet, policy.picker === "slo_oracle" ? "tpot_fit" : "protect");
+      return new SloOraclePicker(virtualFleet, policy.picker === "slo_oracle" ? "tpot_fit" : policy.picker === "slo_oracle_protect" ? "protect" : "trade");
   }
 }

@@ -10,7 +10,12 @@
 import { SimEngine } from "../../host-test/sim/engine.js";
 import type { VirtualFleet } from "../virtual/virtual-fleet.js";
 
-export interface ForecastRequest { promptTokens: readonly string[]; maxTokens: number }
+export interface ForecastRequest {
+  promptTokens: readonly string[];
+  maxTokens: number;
+  /** Sent this long after now (default 0); its TTFT counts from then. */
+  afterMs?: number;
+}
 
 export interface Forecast {
   ttftMs: number;
@@ -38,13 +43,13 @@ export class FleetForecaster {
     engine.copyFrom(this.fleet.pods[pod].engine);
     const overheads = this.fleet.nextApiOverheads(pod, requests.length);
     const sims = requests.map((r, k) => this.fleet.accepts(r.promptTokens, r.maxTokens)
-      ? engine.submit({ promptTokens: r.promptTokens, maxTokens: r.maxTokens, ignoreEos: true, arrivalMs: now, apiOverheadMs: overheads[k] })
+      ? engine.submit({ promptTokens: r.promptTokens, maxTokens: r.maxTokens, ignoreEos: true, arrivalMs: now + (r.afterMs ?? 0), apiOverheadMs: overheads[k] })
       : null);
     while (sims.some((s) => s !== null && s.status !== "finished") && engine.step());
     return sims.map((s) => {
       if (s === null || s.firstTokenMs === null || s.lastTokenMs === null) return NEVER;
       const n = s.outputTokens;
-      return { ttftMs: s.firstTokenMs - now, tpotMs: n > 1 ? (s.lastTokenMs - s.firstTokenMs) / (n - 1) : null };
+      return { ttftMs: s.firstTokenMs - s.arrivalMs, tpotMs: n > 1 ? (s.lastTokenMs - s.firstTokenMs) / (n - 1) : null };
     });
   }
 }

@@ -5,9 +5,9 @@
 // those whose TPOT headroom is within TPOT_BAND of the least (the slowest pods fast enough), then
 // the lowest TTFT among them (no TTFT SLO: the most headroom); none meets: the most headroom (the
 // least late); no SLO: the lowest TTFT + TPOT x max_tokens.
-// protectFit: among the pods meeting the SLO, the one that leaves a tight request arriving next
-// (the probes) best served: the probes' best headroom over the pods once this request is placed,
-// summed over the probes; near ties (the choice does not touch what the probes need) by tpotFit.
+// protectFit: also counts the tight requests that could still be served after this one is placed
+// (the probes: tight requests sent next, at several delays); near ties (the choice does not touch
+// what the probes need) by tpotFit.
 import type { Forecast } from "./forecast.js";
 
 /** As choose.ts TPOT_BAND: a share of the TPOT SLO. */
@@ -55,15 +55,16 @@ export function tpotFit(f: readonly Forecast[], slo: Slo, maxTokens: number, amo
 }
 
 /**
- * `probeScore(i)`: the probes' summed best headroom over the pods with this request on pod i
- * (only asked for pods meeting the SLO).
+ * `probesServed(i)`: with this request on pod i, how many probes some pod would still serve
+ * within their SLO. Score = (this request meets its SLO on i ? 1 : 0) + probeWeight x probes
+ * served: below 1 / probes, only the pods meeting the SLO compete (protect); above, a request may
+ * be given up for enough later tight ones (trade). The highest score; near ties by tpotFit.
  */
-export function protectFit(f: readonly Forecast[], slo: Slo, maxTokens: number, probeScore: (pod: number) => number): Choice {
-  const ok = f.map((_, i) => i).filter((i) => headroomOf(f[i], slo) >= 0);
-  if (ok.length <= 1) return tpotFit(f, slo, maxTokens);
-  const score = new Map(ok.map((i) => [i, probeScore(i)]));
-  const best = Math.max(...score.values());
-  const top = ok.filter((i) => score.get(i)! >= best - TIE * Math.max(1, Math.abs(best)));
+export function protectFit(f: readonly Forecast[], slo: Slo, maxTokens: number, probesServed: (pod: number) => number, probeWeight: number): Choice {
+  const all = f.map((_, i) => i);
+  const score = all.map((i) => (headroomOf(f[i], slo) >= 0 ? 1 : 0) + probeWeight * probesServed(i));
+  const best = Math.max(...score);
+  const top = all.filter((i) => score[i] >= best - TIE);
   const choice = tpotFit(f, slo, maxTokens, top);
-  return { index: choice.index, reason: top.length < ok.length ? "slo_protect" : choice.reason };
+  return choice.index === tpotFit(f, slo, maxTokens).index ? choice : { index: choice.index, reason: "slo_protect" };
 }

@@ -1,12 +1,15 @@
 // The SLO oracle: a central picker (virtual time only) that knows, for every pod, the exact TTFT
 // and TPOT a request would get if sent there now and nothing else arrived (forecast.ts: the pod's
 // engine forked and run forward), and chooses with them (oracle-choice.ts): `tpot_fit`, the
-// plugin's default rule on exact values, or `protect`, which also keeps the pods a tight request
-// arriving next would need. The bound for any router that routes each request once, at arrival,
-// without preemption, with predicted_latency's rule (bench/RESULTS.md 12.1).
+// plugin's default rule on exact values; `protect`, among the pods meeting the SLO the one after
+// which the most probes (tight requests sent 0-800 ms later) could still be served; `trade`, the
+// same score where 3 probes outweigh this request's own SLO. What a router that routes each
+// request once, at arrival, without preemption reaches with perfect knowledge of the engines
+// (bench/RESULTS.md 12.1).
 // The SLO comes from the request's headers exactly as predicted_latency reads them
-// (x-slo-ttft-ms / x-slo-tpot-ms, a positive number, else none). The probes of `protect`: the
-// last request seen of each output length among the tightest TTFT SLO seen so far (at most 4).
+// (x-slo-ttft-ms / x-slo-tpot-ms, a positive number, else none). The probes: the last request
+// seen of each output length among the tightest TTFT SLO seen so far (at most 4 shapes), each
+// sent at every PROBE_OFFSETS_MS after this one.
 // Debug (the outcome's debug field): `slo_oracle:<reason>:ttft=<ms>:tpot=<ms>`, the chosen pod's forecast.
 // Failure behaviour: never throws; a body it cannot read is forecast as a 1-token prompt.
 import { promptTokens, maxTokensOf } from "../omniscient-picker.js";
@@ -15,11 +18,15 @@ import type { VirtualFleet } from "../virtual/virtual-fleet.js";
 import { FleetForecaster, type Forecast, type ForecastRequest } from "./forecast.js";
 import { headroomOf, protectFit, tpotFit, type Slo } from "./oracle-choice.js";
 
-export type OracleRule = "tpot_fit" | "protect";
+export type OracleRule = "tpot_fit" | "protect" | "trade";
 
 const TTFT_HEADER = "x-slo-ttft-ms";
 const TPOT_HEADER = "x-slo-tpot-ms";
 const MAX_PROBES = 4;
+/** When the probes arrive, after this request: a slot it holds for long keeps later probes waiting. */
+const PROBE_OFFSETS_MS = [0, 200, 400, 600, 800];
+/** protect: below 1 / probes, so the probes only rank the pods meeting the SLO; trade: 3 probes outweigh the request. */
+const PROBE_WEIGHT: Record<Exclude<OracleRule, "tpot_fit">, number> = { protect: 0.01, trade: 0.35 };
 
 /** As predicted_latency's sloOf: the header's number when finite and > 0, else 0 (none). */
 function sloOf(headers: ReadonlyArray<readonly [string, string]>, name: string): number {
@@ -44,26 +51,24 @@ export class SloOraclePicker implements Picker {
     const slo: Slo = { ttftMs: sloOf(headers, TTFT_HEADER), tpotMs: sloOf(headers, TPOT_HEADER) };
     const pods = this.fleet.pods.map((_, i) => i);
     const own = pods.map((i) => this.forecaster.forecast(i, [request])[0]);
-    const choice = this.rule === "protect" && this.probes.size > 0
-      ? protectFit(own, slo, request.maxTokens, this.probeScorer(request))
+    const choice = this.rule !== "tpot_fit" && this.probes.size > 0
+      ? protectFit(own, slo, request.maxTokens, this.probesServed(request), PROBE_WEIGHT[this.rule])
       : tpotFit(own, slo, request.maxTokens);
     this.remember(request, slo);
     const f = own[choice.index];
     return { pod: choice.index, debug: `slo_oracle:${choice.reason}:ttft=${f.ttftMs.toFixed(3)}:tpot=${(f.tpotMs ?? 0).toFixed(3)}` };
   }
 
-  /** probeScore(p): each probe's best headroom over the pods with `request` placed on pod p, summed. */
-  private probeScorer(request: ForecastRequest): (pod: number) => number {
-    const probes = [...this.probes.values()];
+  /** probesServed(p): with `request` on pod p, how many probes (each shape at each offset) some pod would still serve within their SLO. */
+  private probesServed(request: ForecastRequest): (pod: number) => number {
+    const probes = [...this.probes.values()].flatMap((p) => PROBE_OFFSETS_MS.map((afterMs) => ({ ...p, afterMs })));
     const n = this.fleet.pods.length;
-    const room = (f: Forecast, p: Probe) => headroomOf(f, p.slo);
+    const meets = (f: Forecast, p: Probe) => headroomOf(f, p.slo) >= 0;
     // Without the request: each probe on each pod.
-    const alone = probes.map((p) => Array.from({ length: n }, (_, q) => room(this.forecaster.forecast(q, [p])[0], p)));
+    const alone = probes.map((p) => Array.from({ length: n }, (_, q) => meets(this.forecaster.forecast(q, [p])[0], p)));
     return (pod) => probes.reduce((sum, p, k) => {
-      const after = room(this.forecaster.forecast(pod, [request, p])[1], p);
-      let best = after;
-      for (let q = 0; q < n; q++) if (q !== pod) best = Math.max(best, alone[k][q]);
-      return sum + best;
+      const served = alone[k].some((ok, q) => ok && q !== pod) || meets(this.forecaster.forecast(pod, [request, p])[1], p);
+      return sum + (served ? 1 : 0);
     }, 0);
   }
 

@@ -56,9 +56,14 @@ describe("the oracle's choice", () => {
     expect(tpotFit([f(100, 8), f(10, 8.5)], { ttftMs: 0, tpotMs: 0 }, 96).index).toBe(1);
   });
 
-  it("protect: the pod whose choice leaves the probes best served; ties by tpot_fit", () => {
-    const pods = [f(400, 16), f(50, 8), f(300, 17), f(40, 8)];
-    expect(protectFit(pods, loose, 96, () => 1)).toEqual({ index: 2, reason: "slo_tpot_fit" });
-    expect(protectFit(pods, loose, 96, (i) => (i === 1 ? 2 : 1))).toEqual({ index: 1, reason: "slo_protect" });
+  it("protect: among the pods meeting the SLO, the one leaving the most probes served, ties by tpot_fit; trade may give the request up", () => {
+    const pods = [f(400, 16), f(50, 8), f(700, 17), f(40, 8)]; // pod 2 misses the loose SLO
+    expect(protectFit(pods, loose, 96, () => 4, 0.01)).toEqual({ index: 0, reason: "slo_tpot_fit" });
+    expect(protectFit(pods, loose, 96, (i) => (i === 1 ? 5 : 4), 0.01)).toEqual({ index: 1, reason: "slo_protect" });
+    // Pod 2 keeps 3 more probes served than any other: protect never takes it, trade (0.35 a probe) does, 2 more is not enough.
+    const served = (extra: number) => (i: number) => (i === 2 ? 4 + extra : 4);
+    expect(protectFit(pods, loose, 96, served(3), 0.01).index).toBe(0);
+    expect(protectFit(pods, loose, 96, served(3), 0.35)).toEqual({ index: 2, reason: "slo_protect" });
+    expect(protectFit(pods, loose, 96, served(2), 0.35).index).toBe(0);
   });
 });

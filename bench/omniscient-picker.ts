@@ -22,7 +22,8 @@ interface Ticket {
   started: boolean;
 }
 
-function promptTokens(body: unknown): string[] {
+/** The prompt's tokens as the simulator counts them (chat messages or a completion prompt). */
+export function promptTokens(body: unknown): string[] {
   if (typeof body !== "object" || body === null) return ["?"];
   const b = body as { messages?: unknown; prompt?: unknown };
   if (Array.isArray(b.messages)) return tokenize(chatToPrompt(b.messages as ChatMessage[]));
@@ -30,7 +31,7 @@ function promptTokens(body: unknown): string[] {
   return ["?"];
 }
 
-function maxTokensOf(body: unknown): number {
+export function maxTokensOf(body: unknown): number {
   const b = (body ?? {}) as { max_tokens?: unknown; max_completion_tokens?: unknown };
   const v = b.max_completion_tokens ?? b.max_tokens;
   return typeof v === "number" && v > 0 ? v : 1;

@@ -10,11 +10,16 @@ import type { AddressInfo } from "node:net";
 
 export interface PodTarget { name: string; url: string }
 
-export interface Pick { pod: number; ticket?: unknown }
+export interface Pick {
+  pod: number;
+  ticket?: unknown;
+  /** The picker's account of its decision (virtual runs report it as the plugin's debug header). */
+  debug?: string;
+}
 
 export interface Picker {
-  /** `body` is the parsed JSON request, or null when it is not JSON. */
-  pick(body: unknown): Pick;
+  /** `body` is the parsed JSON request, or null when it is not JSON; `headers`: the request's (names lower case). */
+  pick(body: unknown, headers?: ReadonlyArray<readonly [string, string]>): Pick;
   onFirstByte?(pick: Pick): void;
   onEnd?(pick: Pick): void;
 }
@@ -42,7 +47,8 @@ export async function startPickerProxy(pods: PodTarget[], picker: Picker): Promi
   const server = http.createServer((req, res) => {
     void (async () => {
       const raw = await readBody(req);
-      const pick = picker.pick(parseJson(raw));
+      const headers = Object.entries(req.headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)] as const]));
+      const pick = picker.pick(parseJson(raw), headers);
       let firstByte = false;
       let ended = false;
       const end = () => {

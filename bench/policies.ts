@@ -1,14 +1,15 @@
 // The routing policies a scenario compares. Gateway policies run through the real local gateway
 // (host-test/gateway), the baselines with the plugin off (the cluster's own Envoy load balancer)
 // and ours with the plugin on; proxy policies run through bench/picker-proxy.ts (no gateway):
-// the omniscient bound, and a plain round robin to measure the gateway's own overhead.
+// the omniscient bound, and a plain round robin to measure the gateway's own overhead; the SLO
+// oracles (virtual time only, bench/slo/slo-oracle-picker.ts).
 // Plugin configurations use the keys of assembly/config/lb_config.ts and prefix/metrics settings.
 import type { LbPolicy } from "../host-test/gateway/local-lb.js";
 
 export type PolicyName =
   | "round_robin" | "random" | "least_request" | "prefix_affinity"
   | "global_least_request" | "global_least_tokens" | "global_least_bytes" | "prefix_cache" | "endpoint_metrics" | "metrics_prefix" | "predicted_latency"
-  | "omniscient" | "precise_prefix" | "direct_round_robin";
+  | "omniscient" | "precise_prefix" | "direct_round_robin" | "slo_oracle" | "slo_oracle_protect" | "slo_oracle_trade";
 
 export interface GatewayPolicy {
   kind: "gateway";
@@ -25,7 +26,7 @@ export interface GatewayPolicy {
 export interface ProxyPolicy {
   kind: "proxy";
   description: string;
-  picker: "round_robin" | "omniscient" | "precise_prefix";
+  picker: "round_robin" | "omniscient" | "precise_prefix" | "slo_oracle" | "slo_oracle_protect" | "slo_oracle_trade";
 }
 
 export type PolicySpec = GatewayPolicy | ProxyPolicy;
@@ -74,6 +75,9 @@ export const POLICIES: Readonly<Record<PolicyName, PolicySpec>> = {
   omniscient: { kind: "proxy", description: "omniscient central picker (true queues + prefix caches): the bound", picker: "omniscient" },
   precise_prefix: { kind: "proxy", description: "precise prefix central picker (EPP scorers prefix 3 / queue 2 / KV 2 on the engines' true caches)", picker: "precise_prefix" },
   direct_round_robin: { kind: "proxy", description: "round robin without the gateway (bench proxy)", picker: "round_robin" },
+  slo_oracle: { kind: "proxy", description: "SLO oracle (virtual time): exact per-pod TTFT/TPOT from forked engines, predicted_latency's tpot_fit rule: the SLO bound", picker: "slo_oracle" },
+  slo_oracle_protect: { kind: "proxy", description: "SLO oracle (virtual time), protect rule: among pods meeting the SLO, the one after which the most tight requests sent 0-800 ms later could still be served", picker: "slo_oracle_protect" },
+  slo_oracle_trade: { kind: "proxy", description: "SLO oracle (virtual time), trade rule: as protect, but a request may be given up when 3 such tight requests gain", picker: "slo_oracle_trade" },
 };
 
 export function isPolicyName(name: string): name is PolicyName {

@@ -13,9 +13,8 @@ import type { SimProfile } from "../host-test/sim/profiles.js";
 import type { SimPod } from "../host-test/sim/server.js";
 import { gatewayYaml } from "./gateway-config.js";
 import { startGatewayReplicas, type GatewayMode } from "./gateway-launcher.js";
-import { PrecisePrefixPicker } from "./precise-prefix-picker.js";
-import { OmniscientPicker } from "./omniscient-picker.js";
-import { roundRobinPicker, startPickerProxy } from "./picker-proxy.js";
+import { createPicker } from "./pickers.js";
+import { startPickerProxy } from "./picker-proxy.js";
 import { POLICIES, type PolicyName } from "./policies.js";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -70,9 +69,7 @@ export async function startTopology(spec: TopologySpec, policyName: PolicyName, 
     let redis: RedisFixture | null = null;
     let urls: string[];
     if (policy.kind === "proxy") {
-      const picker = policy.picker === "omniscient" ? new OmniscientPicker(fleet.pods)
-      : policy.picker === "precise_prefix" ? new PrecisePrefixPicker(fleet.pods) : roundRobinPicker(fleet.pods.length);
-      const proxy = await startPickerProxy(fleet.pods, picker);
+      const proxy = await startPickerProxy(fleet.pods, createPicker(policy, fleet.pods, null));
       closers.push(() => proxy.close());
       urls = [proxy.url];
     } else {

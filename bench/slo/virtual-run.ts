@@ -1,7 +1,8 @@
 // Runs a list of timed requests (SLO / tenant headers of their own) through N gateways in VIRTUAL
 // time (bench/virtual/): one event clock, the virtual fleet (some pods slowed down), a fresh real
-// redis-server, the real release .wasm; returns what each client saw. A run is a pure function of
-// its inputs (seeded fleet, gateways and jobs; Redis runs calls in event order).
+// redis-server, the real release .wasm; or, for a proxy policy (bench/policies.ts), through its
+// central picker (no gateway, no Redis); returns what each client saw. A run is a pure function
+// of its inputs (seeded fleet, gateways and jobs; Redis runs calls in event order).
 // Bounds: after the last job, `drainMs` of virtual time, then the clients still waiting abort.
 // Failure behaviour: a refused plugin configuration or a missing redis-server throws.
 import fs from "node:fs";
@@ -11,6 +12,7 @@ import { startRedis } from "../../host-test/redis-server.js";
 import type { SimProfile } from "../../host-test/sim/profiles.js";
 import { chatToPrompt, tokenize } from "../../host-test/sim/tokenizer.js";
 import { WASM_PATH } from "../gateway-config.js";
+import { createPicker } from "../pickers.js";
 import { POLICIES, type PolicyName } from "../policies.js";
 import { REPO_ROOT } from "../topology.js";
 import { EventClock } from "../virtual/event-clock.js";
@@ -19,6 +21,7 @@ import { VirtualRedisLink } from "../virtual/redis-link.js";
 import { VirtualFleet } from "../virtual/virtual-fleet.js";
 import { VirtualGateway, type VirtualOutcome } from "../virtual/virtual-gateway.js";
 import { VirtualLua } from "../virtual/virtual-lua.js";
+import { VirtualPickerFront } from "../virtual/virtual-picker.js";
 import { DEFAULT_REDIS_RTT_MS } from "../virtual/run-virtual.js";
 
 export interface SloJob {
@@ -63,22 +66,25 @@ let wasmCache: Uint8Array | null = null;
 
 export async function runSloJobs(o: SloRunOptions): Promise<SloRun> {
   const policy = POLICIES[o.policy];
-  if (policy.kind !== "gateway") throw new Error(`${o.policy}: only gateway policies run here`);
-  wasmCache ??= new Uint8Array(fs.readFileSync(path.join(REPO_ROOT, WASM_PATH)));
   const clock = new EventClock();
   const fleet = new VirtualFleet(clock, {
     pods: o.fleet.pods, profile: o.fleet.profile, profileOverrides: o.fleet.profileOverrides, seed: o.seed,
-    metricsIntervalMs: policy.metricsHealthCheck ? 100 : 0,
+    metricsIntervalMs: policy.kind === "gateway" && policy.metricsHealthCheck ? 100 : 0,
   });
   for (const i of o.fleet.slowPods ?? []) fleet.pods[i].engine.slowFactor = o.fleet.slowFactor ?? 2;
-  const redis = policy.needsRedis ? await startRedis() : null;
+  const redis = policy.kind === "gateway" && policy.needsRedis ? await startRedis() : null;
   const link = redis ? new VirtualRedisLink(clock, new VirtualLua(), redis.port, DEFAULT_REDIS_RTT_MS) : null;
-  const gateways: VirtualGateway[] = [];
+  const gateways: Array<Pick<VirtualGateway, "send" | "abortAll"> & { close?(): void }> = [];
   try {
-    const base = policy.plugin && redis ? policy.plugin(redis.port) : null;
-    const pluginConfig = base && o.lbConfig ? { ...base, lb_config: { ...(base.lb_config as Record<string, unknown>), ...o.lbConfig } } : base;
-    for (let g = 0; g < (o.gateways ?? 1); g++) {
-      gateways.push(await VirtualGateway.create({ index: g, clock, fleet, redis: link, clusterLb: policy.clusterLb, pluginConfig, wasm: wasmCache, workers: 1, seed: o.seed, tokenChunks: o.tokenChunks ?? true }));
+    if (policy.kind === "proxy") {
+      gateways.push(new VirtualPickerFront(clock, fleet, createPicker(policy, fleet.pods, fleet)));
+    } else {
+      wasmCache ??= new Uint8Array(fs.readFileSync(path.join(REPO_ROOT, WASM_PATH)));
+      const base = policy.plugin && redis ? policy.plugin(redis.port) : null;
+      const pluginConfig = base && o.lbConfig ? { ...base, lb_config: { ...(base.lb_config as Record<string, unknown>), ...o.lbConfig } } : base;
+      for (let g = 0; g < (o.gateways ?? 1); g++) {
+        gateways.push(await VirtualGateway.create({ index: g, clock, fleet, redis: link, clusterLb: policy.clusterLb, pluginConfig, wasm: wasmCache, workers: 1, seed: o.seed, tokenChunks: o.tokenChunks ?? true }));
+      }
     }
     const outcomes = new Array<VirtualOutcome>(o.jobs.length);
     const starts = o.jobs.map((j) => j.at);
@@ -99,7 +105,7 @@ export async function runSloJobs(o: SloRunOptions): Promise<SloRun> {
     await runEvents(clock, link, () => left === 0);
     return { outcomes, starts, wallMs: performance.now() - wall, events: clock.eventsRun };
   } finally {
-    for (const g of gateways) g.close();
+    for (const g of gateways) g.close?.();
     link?.close();
     fleet.close();
     if (redis?.owned) await redis.stop();

@@ -58,12 +58,31 @@ export class VirtualFleet {
 
   indexOf(address: string): number { return this.byAddress.get(address) ?? -1; }
 
+  /** Whether a pod takes this prompt (else submit refuses it, as a 400). */
+  accepts(promptTokens: readonly string[], maxTokens: number): boolean {
+    return promptTokens.length > 0 && promptTokens.length + maxTokens <= this.profile.maxModelLen;
+  }
+
   /** Hands a prompt to pod `index` now; null when the pod refuses it (too long, as a 400). */
   submit(index: number, promptTokens: readonly string[], maxTokens: number): SimRequest | null {
     const pod = this.pods[index];
-    if (promptTokens.length === 0 || promptTokens.length + maxTokens > this.profile.maxModelLen) return null;
+    if (!this.accepts(promptTokens, maxTokens)) return null;
+    return pod.engine.submit({ promptTokens, maxTokens, ignoreEos: true, arrivalMs: this.clock.now(), apiOverheadMs: this.apiOverhead(pod.rng) });
+  }
+
+  /** The API overheads pod `index` will give its next `n` requests (its generator is not advanced). */
+  nextApiOverheads(index: number, n: number): number[] {
+    const rng = this.pods[index].rng.clone();
+    return Array.from({ length: n }, () => this.apiOverhead(rng));
+  }
+
+  now(): number {
+    return this.clock.now();
+  }
+
+  private apiOverhead(rng: SeededRandom): number {
     const [lo, hi] = this.profile.apiOverheadMs;
-    return pod.engine.submit({ promptTokens, maxTokens, ignoreEos: true, arrivalMs: this.clock.now(), apiOverheadMs: pod.rng.uniform(lo, hi) });
+    return rng.uniform(lo, hi);
   }
 
   close(): void {

@@ -1,6 +1,7 @@
 // The central-picker policies in a virtual run (omniscient bound, direct round robin): no gateway,
 // no plugin; the picker (bench/omniscient-picker.ts, bench/picker-proxy.ts) chooses a pod from
-// the request body and is told of the first token and the end, as bench/picker-proxy.ts does.
+// the request body (and headers) and is told of the first token and the end, as bench/picker-proxy.ts
+// does; its debug text is the outcome's debug (as the plugin's debug header).
 // Failure behaviour: a refused prompt is a 400 outcome; nothing throws.
 import type { Picker } from "../picker-proxy.js";
 import type { EventClock } from "./event-clock.js";
@@ -13,9 +14,9 @@ export class VirtualPickerFront {
   constructor(private readonly clock: EventClock, private readonly fleet: VirtualFleet, private readonly picker: Picker) {}
 
   send(req: VirtualRequest, onDone: (o: VirtualOutcome) => void): void {
-    const pick = this.picker.pick(req.bodyObject);
+    const pick = this.picker.pick(req.bodyObject, req.headers ?? []);
     const pod = this.fleet.pods[pick.pod];
-    const o: VirtualOutcome = { status: 200, pod: pod.name, error: null, firstTokenMs: null, tokenMs: [], endMs: 0, content: "", promptTokens: req.promptTokens.length, cachedTokens: 0, outputTokens: 0, debug: "" };
+    const o: VirtualOutcome = { status: 200, pod: pod.name, error: null, firstTokenMs: null, tokenMs: [], endMs: 0, content: "", promptTokens: req.promptTokens.length, cachedTokens: 0, outputTokens: 0, debug: pick.debug ?? "" };
     const end = (error: string | null, status: number) => {
       this.picker.onEnd?.(pick);
       o.status = status;

@@ -118,13 +118,14 @@ export class SimEngine extends EventEmitter<EngineEvents> {
   slowFactor = 1;
   private readonly running: SimRequest[] = [];
   private readonly waiting: SimRequest[] = [];
-  private readonly rng: SeededRandom;
-  private readonly seed: number;
+  private rng: SeededRandom;
+  private seed: number;
   private nextRequestNumber = 0;
   /** Simulated time at which the next step may start (end of the last step). */
   private cursorMs = 0;
   private readonly wallOrigin = performance.now();
-  private stepInFlight = false;
+  /** The step planned and not completed yet (realtime/virtual: until its end; a fork: its first step). */
+  private inFlight: { plan: StepPlan; endMs: number } | null = null;
   /** Cancels the pending realtime/virtual timer. */
   private timer: (() => void) | null = null;
   private closed = false;
@@ -212,12 +213,19 @@ export class SimEngine extends EventEmitter<EngineEvents> {
 
   // ---- manual mode -------------------------------------------------------------------------
 
-  /** Runs one step on the virtual clock; null when there is nothing to do. */
+  /** Runs one step on the virtual clock (a fork: first the step in flight when it was made); null when there is nothing to do. */
   step(): StepReport | null {
-    const plan = this.planNextStep();
-    if (!plan) return null;
-    const endMs = plan.startMs + plan.durationMs;
-    this.cursorMs = endMs;
+    let plan: StepPlan | null;
+    let endMs: number;
+    if (this.inFlight) {
+      ({ plan, endMs } = this.inFlight);
+      this.inFlight = null;
+    } else {
+      plan = this.planNextStep();
+      if (!plan) return null;
+      endMs = plan.startMs + plan.durationMs;
+      this.cursorMs = endMs;
+    }
     this.completeStep(plan, endMs);
     const { work: _work, ...report } = plan;
     return report;
@@ -237,7 +245,59 @@ export class SimEngine extends EventEmitter<EngineEvents> {
 
   /** How far (simulated ms) the realtime cursor is behind the wall: > 0 means the host is late. */
   lagMs(): number {
-    return this.mode !== "manual" && this.stepInFlight ? Math.max(0, this.now() - this.cursorMs) : 0;
+    return this.mode !== "manual" && this.inFlight ? Math.max(0, this.now() - this.cursorMs) : 0;
+  }
+
+  /**
+   * A manual-mode copy of this engine now: its requests, KV pool, jitter sequence, request
+   * numbering and the step in flight (the copy's first step() completes it at its end). Stepping
+   * the copy shows exactly what this engine will do if nothing else is submitted to it (the SLO
+   * oracle, bench/slo/). Nothing the copy does reaches this engine; the copy reads this engine's
+   * prefix cache (KvBlockPool.copyFrom), so use it before this engine changes.
+   */
+  fork(): SimEngine {
+    const copy = new SimEngine({ profile: this.profile, mode: "manual", seed: this.seed, maxLoras: this.maxLoras });
+    copy.copyFrom(this);
+    return copy;
+  }
+
+  /**
+   * Makes this manual-mode engine (same profile and maxLoras) a fork of `source` (see fork()),
+   * reusing its own KV blocks: a fork costs a pass over the pool instead of allocating one.
+   * What it ran before is dropped; its stats are not reset.
+   */
+  copyFrom(source: SimEngine): void {
+    if (this.mode !== "manual" || source.profile !== this.profile || source.maxLoras !== this.maxLoras) {
+      throw new Error("SimEngine.copyFrom: a manual engine of the same profile only");
+    }
+    this.seed = source.seed;
+    this.slowFactor = source.slowFactor;
+    this.rng = source.rng.clone();
+    this.nextRequestNumber = source.nextRequestNumber;
+    this.cursorMs = source.cursorMs;
+    this.loraKey = source.loraKey;
+    this.loraChangedAtSec = source.loraChangedAtSec;
+    this.closed = false;
+    this.pool.copyFrom(source.pool);
+    const copies = new Map<SimRequest, SimRequest>();
+    const copyOf = (request: SimRequest): SimRequest => {
+      let c = copies.get(request);
+      if (!c) {
+        c = request.copy((block) => this.pool.blockLike(block));
+        c.onAbort = (r) => this.abortRequest(r);
+        copies.set(request, c);
+      }
+      return c;
+    };
+    this.running.length = 0;
+    this.waiting.length = 0;
+    for (const r of source.running) this.running.push(copyOf(r));
+    for (const r of source.waiting) this.waiting.push(copyOf(r));
+    this.inFlight = null;
+    if (source.inFlight) {
+      const { plan, endMs } = source.inFlight;
+      this.inFlight = { plan: { ...plan, work: plan.work.map((w) => ({ ...w, request: copyOf(w.request) })) }, endMs };
+    }
   }
 
   /** Stops timers and aborts every request. */
@@ -250,7 +310,7 @@ export class SimEngine extends EventEmitter<EngineEvents> {
   // ---- realtime loop -----------------------------------------------------------------------
 
   private kick(): void {
-    if (this.mode === "manual" || this.stepInFlight || this.closed) return;
+    if (this.mode === "manual" || this.inFlight || this.closed) return;
     // Deferred so requests arriving in the same tick share the first step; replaces an idle wait.
     this.clearTimer();
     this.timer = this.later(0, () => this.runRealtime());
@@ -284,12 +344,12 @@ export class SimEngine extends EventEmitter<EngineEvents> {
     }
     const plan = this.planNextStep();
     if (!plan) return;
-    this.stepInFlight = true;
     const endMs = plan.startMs + plan.durationMs;
+    this.inFlight = { plan, endMs };
     this.cursorMs = endMs;
     const finish = () => {
       this.timer = null;
-      this.stepInFlight = false;
+      this.inFlight = null;
       if (this.closed) return;
       this.completeStep(plan, endMs);
       this.runRealtime();

@@ -41,6 +41,50 @@ export function extendBlockHashes(hashes: number[], tokens: readonly string[], b
   return hashes;
 }
 
+/** hash -> block: a Map, or in a copied pool the source's index seen under the copy's own changes. */
+interface BlockIndex {
+  get(hash: number): KvBlock | undefined;
+  has(hash: number): boolean;
+  set(hash: number, block: KvBlock): void;
+  delete(hash: number): boolean;
+  readonly size: number;
+}
+
+/** A copy's index: the source's entries (their blocks mapped by id to the copy's) under its own sets and deletes. */
+class OverlayIndex implements BlockIndex {
+  private readonly own = new Map<number, KvBlock | null>();
+  private delta = 0;
+
+  constructor(private readonly base: BlockIndex, private readonly blocks: readonly KvBlock[]) {}
+
+  get(hash: number): KvBlock | undefined {
+    const own = this.own.get(hash);
+    if (own !== undefined) return own ?? undefined;
+    const block = this.base.get(hash);
+    return block && this.blocks[block.id];
+  }
+
+  has(hash: number): boolean {
+    return this.get(hash) !== undefined;
+  }
+
+  set(hash: number, block: KvBlock): void {
+    if (!this.has(hash)) this.delta++;
+    this.own.set(hash, block);
+  }
+
+  delete(hash: number): boolean {
+    const had = this.has(hash);
+    if (had) this.delta--;
+    this.own.set(hash, null);
+    return had;
+  }
+
+  get size(): number {
+    return this.base.size + this.delta;
+  }
+}
+
 /** Doubly linked LRU queue of unreferenced blocks: evict from the head, free to the tail. */
 class FreeBlockQueue {
   private head: KvBlock | null = null;
@@ -72,13 +116,22 @@ class FreeBlockQueue {
     block.inFreeQueue = false;
     this.length--;
   }
+
+  /** Takes `source`'s order, on the blocks of the same ids in `blocks`. */
+  copyFrom(source: FreeBlockQueue, blocks: readonly KvBlock[]): void {
+    this.head = source.head && blocks[source.head.id];
+    this.tail = source.tail && blocks[source.tail.id];
+    this.length = source.length;
+  }
 }
 
 export class KvBlockPool {
   readonly numBlocks: number;
   readonly blockSize: number;
   private readonly freeQueue = new FreeBlockQueue();
-  private readonly cachedByHash = new Map<number, KvBlock>();
+  private cachedByHash: BlockIndex = new Map<number, KvBlock>();
+  /** Every block, by id. */
+  private readonly blocks: KvBlock[] = [];
   /** Prefix-cache counters, in tokens (vllm:prefix_cache_queries_total / hits_total). */
   queriedTokens = 0;
   hitTokens = 0;
@@ -88,8 +141,40 @@ export class KvBlockPool {
     this.numBlocks = numBlocks;
     this.blockSize = blockSize;
     for (let id = 0; id < numBlocks; id++) {
-      this.freeQueue.pushTail({ id, refCount: 0, hash: null, prev: null, next: null, inFreeQueue: false });
+      const block: KvBlock = { id, refCount: 0, hash: null, prev: null, next: null, inFreeQueue: false };
+      this.blocks.push(block);
+      this.freeQueue.pushTail(block);
     }
+  }
+
+  /** This pool's block of the same id as `block` (a block of a pool copied with copyFrom). */
+  blockLike(block: KvBlock): KvBlock {
+    return this.blocks[block.id];
+  }
+
+  /**
+   * Becomes a copy of `source` (same geometry): each block's references, hash and place in the
+   * LRU free queue, the prefix cache and the counters. The copy's changes never reach `source`;
+   * it reads `source`'s prefix cache under its own changes (copying ~30k entries would cost
+   * milliseconds), so it is valid only while `source` does not change: copy again after that.
+   */
+  copyFrom(source: KvBlockPool): void {
+    if (source.numBlocks !== this.numBlocks || source.blockSize !== this.blockSize) throw new Error("KvBlockPool.copyFrom: another geometry");
+    const mine = this.blocks;
+    for (let i = 0; i < mine.length; i++) {
+      const from = source.blocks[i];
+      const to = mine[i];
+      to.refCount = from.refCount;
+      to.hash = from.hash;
+      to.prev = from.prev && mine[from.prev.id];
+      to.next = from.next && mine[from.next.id];
+      to.inFreeQueue = from.inFreeQueue;
+    }
+    this.freeQueue.copyFrom(source.freeQueue, mine);
+    this.cachedByHash = new OverlayIndex(source.cachedByHash, mine);
+    this.queriedTokens = source.queriedTokens;
+    this.hitTokens = source.hitTokens;
+    this.evictions = source.evictions;
   }
 
   numFreeBlocks(): number {

@@ -10,6 +10,13 @@ export class SeededRandom {
     this.state = seed >>> 0;
   }
 
+  /** An independent generator that continues this one's sequence from here. */
+  clone(): SeededRandom {
+    const copy = new SeededRandom(0);
+    copy.state = this.state;
+    return copy;
+  }
+
   /** Uniform in [0, 1). */
   next(): number {
     this.state = (this.state + 0x6d2b79f5) >>> 0;

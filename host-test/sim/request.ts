@@ -69,7 +69,7 @@ export class SimRequest extends EventEmitter<SimRequestEvents> {
   preemptions = 0;
   /** Set by the engine; aborting a request it owns frees its blocks. */
   onAbort: ((request: SimRequest) => void) | null = null;
-  private readonly words: SeededRandom;
+  private words: SeededRandom;
 
   constructor(init: {
     id: string;
@@ -105,6 +105,29 @@ export class SimRequest extends EventEmitter<SimRequestEvents> {
   /** Deterministic per prompt (temperature-0 style): identical prompts produce identical text. */
   nextWord(): string {
     return `tok${this.words.int(1000)}`;
+  }
+
+  /**
+   * An independent copy of this request's state (tokens, progress, its blocks as `blockOf` maps
+   * them, the rest of its word sequence), without listeners or an owner.
+   */
+  copy(blockOf: (block: KvBlock) => KvBlock): SimRequest {
+    const c = new SimRequest({
+      id: this.id, promptTokens: this.tokens.slice(0, this.promptLength), maxTokens: this.maxTokens,
+      targetOutputTokens: this.targetOutputTokens, lora: this.lora, arrivalMs: this.arrivalMs, readyAtMs: this.readyAtMs, wordSeed: 0,
+    });
+    for (let i = this.promptLength; i < this.tokens.length; i++) c.tokens.push(this.tokens[i]);
+    c.blockHashes.push(...this.blockHashes);
+    c.blocks = this.blocks.map(blockOf);
+    c.words = this.words.clone();
+    c.status = this.status;
+    c.numComputed = this.numComputed;
+    c.numRegisteredBlocks = this.numRegisteredBlocks;
+    c.cachedTokens = this.cachedTokens;
+    c.firstTokenMs = this.firstTokenMs;
+    c.lastTokenMs = this.lastTokenMs;
+    c.preemptions = this.preemptions;
+    return c;
   }
 
   abort(): void {

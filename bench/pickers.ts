@@ -1,0 +1,24 @@
+// The central pickers of the proxy policies (bench/policies.ts), built for one run's fleet: the
+// wall path's pods (host-test/sim servers) or a virtual run's (bench/virtual/virtual-fleet.ts).
+// Failure behaviour: the SLO oracle forks engines on the virtual clock, so it throws without a
+// virtual fleet (the run reports the policy as skipped).
+import type { SimEngine } from "../host-test/sim/engine.js";
+import { OmniscientPicker } from "./omniscient-picker.js";
+import { roundRobinPicker, type Picker } from "./picker-proxy.js";
+import type { ProxyPolicy } from "./policies.js";
+import { PrecisePrefixPicker } from "./precise-prefix-picker.js";
+import { SloOraclePicker } from "./slo/slo-oracle-picker.js";
+import type { VirtualFleet } from "./virtual/virtual-fleet.js";
+
+export function createPicker(policy: ProxyPolicy, pods: ReadonlyArray<{ readonly engine: SimEngine }>, virtualFleet: VirtualFleet | null): Picker {
+  switch (policy.picker) {
+    case "omniscient": return new OmniscientPicker(pods);
+    case "precise_prefix": return new PrecisePrefixPicker(pods);
+    case "round_robin": return roundRobinPicker(pods.length);
+    case "slo_oracle":
+    case "slo_oracle_protect":
+    case "slo_oracle_trade":
+      if (!virtualFleet) throw new Error(`${policy.picker}: virtual time only (it forks the engines on the virtual clock)`);
+      return new SloOraclePicker(virtualFleet, policy.picker === "slo_oracle" ? "tpot_fit" : policy.picker === "slo_oracle_protect" ? "protect" : "trade");
+  }
+}

@@ -1,8 +1,9 @@
 // predicted_latency: picks, per request, the host predicted to meet the request's latency SLO
 // (TTFT / TPOT, headers x-slo-ttft-ms / x-slo-tpot-ms or the route's defaults), from a model each
 // host learns online from this plugin's own observations and every gateway shares through Redis.
-//   prefix read (MGET of the prefix tree, as endpoint_metrics' prefix term) -> per host: uncached
-//   prompt tokens, requests in flight (fleet counts) -> predicted TTFT / TPOT (model.ts, store.ts)
+//   prefix read (MGET of the prefix tree, as endpoint_metrics' prefix term) and, for at most 64
+//   candidates, their in-flight counts (ZMSCORE), in one round trip (pick_reads.ts) -> per host:
+//   uncached prompt tokens, requests in flight (fleet counts) -> predicted TTFT / TPOT (model.ts, store.ts)
 //   -> load gate (maxRequestCount / priority limit) -> choice by headroom (choose.ts) -> a lease
 //   on the chosen host (lua/charge.lua), the prefix levels pointed at it.
 // Observations: TTFT = pick applied to the stream -> first response body chunk (streams); TPOT = (last chunk - first) /
@@ -22,21 +23,18 @@ import { CandidateSet } from "../../services/candidates/candidates";
 import { MetricsCache } from "../../services/metrics_view/metrics_cache";
 import { MetricsRuntime } from "../../services/metrics_view/runtime";
 import * as host from "../../host/calls";
-import { RedisReplyHandler } from "../../redis/client";
-import { RespValue } from "../../redis/resp";
 import { KeyOptions, keyOptionsFrom, prefixLevelKeys } from "../../prefix/keys";
-import { PrefixWrites, mgetValues, recordPrefix } from "../endpoint_metrics/prefix_io";
+import { PrefixWrites, recordPrefix } from "../endpoint_metrics/prefix_io";
 import { prefixScores } from "../endpoint_metrics/prefix_signal";
 import { baseObservation, clipObservation, ttftFeatures, tpotFeatures } from "./model";
 import { ModelStore, PoolModel } from "./store";
 import { chooseBySlo, Draws, NO_MODEL, PICK_BEST_FIT, PICK_MOST_HEADROOM, PICK_TPOT_FIT, SHED } from "./choose";
 import { OpenStream } from "./open_streams";
+import { CountsPart, FRESH_COUNTS_MAX, PickReads, PickReadsDone, PrefixPart } from "./pick_reads";
 
-class PrefixRead extends RedisReplyHandler {
-  constructor(public policy: PredictedLatencyPolicy, public r: LbRequest, public c: CandidateSet, public keys: string[]) { super(); }
-  onReply(ok: bool, reply: RespValue | null): void {
-    this.policy.pickAfterPrefixRead(this.r, this.c, this.keys, mgetValues(ok, reply, this.keys.length));
-  }
+class ReadsDone extends PickReadsDone {
+  constructor(public policy: PredictedLatencyPolicy, public r: LbRequest, public c: CandidateSet) { super(); }
+  onReads(reads: PickReads): void { this.policy.pickAfterReads(this.r, this.c, reads); }
 }
 
 /** A request's SLO in ms from its header, else the route default (0: none). */
@@ -74,12 +72,23 @@ export class PredictedLatencyPolicy extends Policy {
     if (c.size == 0) return Verdict.Pass;
     this.runtime.inflight.remember(r.pool, c);
     this.store.of(r.pool).refresh(host.nowMillis());
-    const keys = this.prefixKeys(r);
-    if (keys.length > 0) {
-      const pool = r.pool!;
-      if (pool.redis.command(["MGET"].concat(keys), new PrefixRead(this, r, c, keys), host.nowMillis())) return Verdict.Pending;
+    const pool = r.pool;
+    if (pool === null) return this.pick(r, c, new PickReads([], null));
+    const reads = new PickReads(this.prefixKeys(r), new ReadsDone(this, r, c));
+    const now = host.nowMillis();
+    if (reads.keys.length > 0) {
+      reads.expect();
+      if (!pool.redis.command(["MGET"].concat(reads.keys), new PrefixPart(reads), now)) { reads.cancel(); reads.keys = []; }
     }
-    return this.pick(r, c, [], []);
+    if (c.size <= FRESH_COUNTS_MAX) {
+      const inflight = this.runtime.inflight;
+      const net = new Array<f64>(c.size);
+      for (let i = 0; i < c.size; i++) net[i] = inflight.net(pool, c.hosts[i]);
+      reads.netAtSend = net;
+      reads.expect();
+      if (!pool.redis.command(["ZMSCORE", pool.keyLoad].concat(c.hosts), new CountsPart(reads), now)) reads.cancel();
+    }
+    return reads.pending ? Verdict.Pending : this.pick(r, c, reads);
   }
 
   private prefixKeys(r: LbRequest): string[] {
@@ -91,13 +100,17 @@ export class PredictedLatencyPolicy extends Policy {
     return prefixLevelKeys(json, this.keyOptions, pool.ns).keys;
   }
 
-  /** Redis answered the prefix read (or failed: no prefix signal); runs on the root context. */
-  pickAfterPrefixRead(r: LbRequest, c: CandidateSet, keys: string[], values: string[]): void {
+  /** Redis answered the reads (or failed: no prefix signal, the tracker's counts); runs on the root context. */
+  pickAfterReads(r: LbRequest, c: CandidateSet, reads: PickReads): void {
     if (!r.port.enterAsync()) return;
-    r.port.finishAsync(this.pick(r, c, keys, values));
+    r.port.finishAsync(this.pick(r, c, reads));
   }
 
-  private pick(r: LbRequest, c: CandidateSet, keys: string[], values: string[]): Verdict {
+  private pick(r: LbRequest, c: CandidateSet, reads: PickReads): Verdict {
+    const keys = reads.keys;
+    const values = reads.values;
+    const counts = reads.counts;
+    const pool = r.pool;
     const s = this.cfg.slo;
     const slots = <f64>s.batchSlots;
     const n = c.size;
@@ -123,7 +136,10 @@ export class PredictedLatencyPolicy extends Policy {
     const fallbackTokens = <f64>s.expectedOutputTokens;
     let anyEligible = false;
     for (let i = 0; i < n; i++) {
-      const q = this.runtime.inflight.inflight(r.pool, c.hosts[i], this.services.accounting.local);
+      const local = this.services.accounting.local;
+      const q = counts !== null && pool !== null
+        ? this.runtime.inflight.inflightFromRead(pool, c.hosts[i], counts[i], reads.netAtSend[i], local)
+        : this.runtime.inflight.inflight(pool, c.hosts[i], local);
       const m = models[i];
       inflight[i] = q;
       uncached[i] = promptTokens * (1.0 - share[i]);

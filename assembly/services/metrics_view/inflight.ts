@@ -31,6 +31,9 @@ export class PoolInflight {
   /** Picks of this VM covered by the read in flight, and those made after it was sent. */
   batch: Map<string, f64> = new Map();
   since: Map<string, f64> = new Map();
+  /** This VM's picks minus its ends per host, never reset: the difference of two readings is
+   *  what this VM changed in between (a read's own count plus that is the host's count now). */
+  net: Map<string, f64> = new Map();
   reading: bool = false;
   lastReadMs: f64 = -1e18;
   /** Chunks of the read in flight not answered yet; the counts they brought; whether one failed. */
@@ -111,13 +114,28 @@ export class InflightTracker {
 
   notePick(pool: Pool | null, address: string, cost: f64): void {
     if (pool === null) return;
-    addTo(this.of(pool).since, address, cost);
+    const p = this.of(pool);
+    addTo(p.since, address, cost);
+    addTo(p.net, address, cost);
+  }
+
+  /** This VM's net picks on `address` so far (see PoolInflight.net). */
+  net(pool: Pool, address: string): f64 {
+    return valueOf(this.of(pool).net, address);
+  }
+
+  /** In flight on `address` from a read of its count made when this VM's net was `netAtSend`:
+   *  the read plus what this VM picked and ended there since, plus local leases. */
+  inflightFromRead(pool: Pool, address: string, readCount: f64, netAtSend: f64, local: LocalLeastRequest): f64 {
+    return max(0.0, readCount + this.net(pool, address) - netAtSend) + <f64>local.load(address);
   }
 
   /** This VM's request ended: its host is freer now, not only after the next read. */
   noteRelease(pool: Pool | null, address: string, cost: f64): void {
     if (pool === null) return;
-    addTo(this.of(pool).since, address, -cost);
+    const p = this.of(pool);
+    addTo(p.since, address, -cost);
+    addTo(p.net, address, -cost);
   }
 
   inflight(pool: Pool | null, address: string, local: LocalLeastRequest): f64 {

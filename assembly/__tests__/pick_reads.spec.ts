@@ -1,0 +1,69 @@
+// predicted_latency's reads before a pick (pick_reads.ts): the counts of a ZMSCORE reply, and the
+// join that runs the pick once, when every part sent has answered.
+import { PickReads, PickReadsDone, zmscoreCounts } from "../policy/predicted_latency/pick_reads";
+import { RespKind, RespValue } from "../redis/resp";
+
+function bulk(s: string): RespValue {
+  const v = new RespValue(RespKind.BulkString);
+  v.str = s;
+  return v;
+}
+
+function array(items: RespValue[]): RespValue {
+  const v = new RespValue(RespKind.Array);
+  v.items = items;
+  return v;
+}
+
+class Count extends PickReadsDone {
+  calls: i32 = 0;
+  onReads(reads: PickReads): void { this.calls++; }
+}
+
+describe("zmscoreCounts", () => {
+  it("reads one count per host; a host missing from the pool's load counts 0", () => {
+    const c = zmscoreCounts(true, array([bulk("3"), new RespValue(RespKind.NullBulk), bulk("1.5")]), 3)!;
+    expect(c.length).toBe(3);
+    expect(c[0]).toBe(3);
+    expect(c[1]).toBe(0);
+    expect(c[2]).toBe(1.5);
+  });
+  it("refuses a failed call, an error, another length; a malformed count is 0", () => {
+    expect(zmscoreCounts(false, null, 1)).toBeNull();
+    expect(zmscoreCounts(true, new RespValue(RespKind.Error), 1)).toBeNull();
+    expect(zmscoreCounts(true, array([bulk("1")]), 2)).toBeNull();
+    expect(zmscoreCounts(true, array([bulk("x"), bulk("-2")]), 2)![0]).toBe(0);
+    expect(zmscoreCounts(true, array([bulk("x"), bulk("-2")]), 2)![1]).toBe(0);
+  });
+});
+
+describe("PickReads", () => {
+  it("runs the pick once, when the last part sent has answered", () => {
+    const done = new Count();
+    const reads = new PickReads(["k1", "k2"], done);
+    reads.netAtSend = [0, 0];
+    reads.expect();
+    reads.expect();
+    reads.onCounts(true, array([bulk("2"), bulk("0")]));
+    expect(done.calls).toBe(0);
+    expect(reads.pending).toBe(true);
+    reads.onPrefix(true, array([bulk("h1"), new RespValue(RespKind.NullBulk)]));
+    expect(done.calls).toBe(1);
+    expect(reads.pending).toBe(false);
+    expect(reads.counts![0]).toBe(2);
+    expect(reads.values[0]).toBe("h1");
+    expect(reads.values[1]).toBe("");
+  });
+  it("a part that could not be sent is not waited for; a failed part leaves its answer empty", () => {
+    const done = new Count();
+    const reads = new PickReads([], done);
+    reads.netAtSend = [0];
+    reads.expect();
+    reads.cancel();
+    expect(reads.pending).toBe(false);
+    reads.expect();
+    reads.onCounts(false, null);
+    expect(done.calls).toBe(1);
+    expect(reads.counts).toBeNull();
+  });
+});

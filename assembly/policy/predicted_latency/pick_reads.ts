@@ -1,0 +1,78 @@
+// What predicted_latency reads from Redis before a pick, sent together so they cost one round
+// trip: the prefix levels (MGET, as endpoint_metrics' prefix term) and, for a pool of at most
+// FRESH_COUNTS_MAX candidates, the candidates' in-flight counts (ZMSCORE of the pool's load), so
+// the pick sees every gateway's streams as they are now rather than as the last tick's read saw
+// them (inflightRefreshMs old: what makes several gateways' predictions worse than one's,
+// bench/RESULTS.md 12.1). The count a pick uses is the read's plus what this VM picked and ended
+// on that host since the read was sent (InflightTracker.net).
+// Failure behaviour: a read that fails or answers something else leaves its part empty (no
+// prefix signal; the tracker's counts); the pick runs once both parts have answered.
+import { RedisReplyHandler } from "../../redis/client";
+import { RespValue } from "../../redis/resp";
+import { mgetValues } from "../endpoint_metrics/prefix_io";
+
+/** Candidates whose counts are read with every pick (a larger pool uses the tracker's counts). */
+export const FRESH_COUNTS_MAX: i32 = 64;
+
+/** The counts of a ZMSCORE reply, one per host (0 for a host not in the pool's load); null when
+ *  the reply is not an array of `n`. */
+export function zmscoreCounts(ok: bool, reply: RespValue | null, n: i32): f64[] | null {
+  if (!ok || reply === null || reply.isError() || reply.items.length != n) return null;
+  const out = new Array<f64>(n);
+  for (let i = 0; i < n; i++) {
+    const item = reply.items[i];
+    const v = item.isNull() ? 0.0 : F64.parseFloat(item.str);
+    out[i] = isFinite(v) && v >= 0 ? v : 0.0;
+  }
+  return out;
+}
+
+/** Called once both reads have answered. */
+export abstract class PickReadsDone {
+  abstract onReads(reads: PickReads): void;
+}
+
+/** One pick's reads: the parts sent, their answers. */
+export class PickReads {
+  values: string[] = [];
+  counts: f64[] | null = null;
+  /** InflightTracker.net of each candidate when the counts read was sent. */
+  netAtSend: f64[] = [];
+  private waiting: i32 = 0;
+
+  /** `done`: null when nothing will be sent. */
+  constructor(public keys: string[], private done: PickReadsDone | null) {}
+
+  /** A part is about to be sent: one more answer to wait for (cancel() if it could not be). */
+  expect(): void { this.waiting++; }
+  cancel(): void { this.waiting--; }
+
+  /** Whether any part is in flight. */
+  get pending(): bool { return this.waiting > 0; }
+
+  onPrefix(ok: bool, reply: RespValue | null): void {
+    this.values = mgetValues(ok, reply, this.keys.length);
+    this.answered();
+  }
+
+  onCounts(ok: bool, reply: RespValue | null): void {
+    this.counts = zmscoreCounts(ok, reply, this.netAtSend.length);
+    this.answered();
+  }
+
+  private answered(): void {
+    this.waiting--;
+    const done = this.done;
+    if (this.waiting == 0 && done !== null) done.onReads(this);
+  }
+}
+
+export class PrefixPart extends RedisReplyHandler {
+  constructor(public reads: PickReads) { super(); }
+  onReply(ok: bool, reply: RespValue | null): void { this.reads.onPrefix(ok, reply); }
+}
+
+export class CountsPart extends RedisReplyHandler {
+  constructor(public reads: PickReads) { super(); }
+  onReply(ok: bool, reply: RespValue | null): void { this.reads.onCounts(ok, reply); }
+}

@@ -18,7 +18,9 @@ export function createPicker(policy: ProxyPolicy, pods: ReadonlyArray<{ readonly
     case "slo_oracle":
     case "slo_oracle_protect":
     case "slo_oracle_trade":
+    case "slo_oracle_blind":
       if (!virtualFleet) throw new Error(`${policy.picker}: virtual time only (it forks the engines on the virtual clock)`);
+      if (policy.picker === "slo_oracle_blind") return new SloOraclePicker(virtualFleet, "tpot_fit", true);
       return new SloOraclePicker(virtualFleet, policy.picker === "slo_oracle" ? "tpot_fit" : policy.picker === "slo_oracle_protect" ? "protect" : "trade");
   }
 }

@@ -6,6 +6,8 @@
 // one decodes stalls its steps with its prefill; one admitted in its first step lengthens it).
 // TTFT = first token - now (the client's send), TPOT = (last - first) / (tokens - 1), as the
 // SLO benchmarks measure them (bench/slo/virtual-run.ts clientTimes).
+// `blind`: the mean of the profile's API overhead instead of the draw the pod will make (what no
+// router can know), so the forecast error left is the engines' own noise a router cannot see.
 // Failure behaviour: a prompt the pod refuses, or one that never gets a token, forecasts Infinity.
 import { SimEngine } from "../../host-test/sim/engine.js";
 import type { VirtualFleet } from "../virtual/virtual-fleet.js";
@@ -31,7 +33,7 @@ export class FleetForecaster {
   /** Forecasts made (a cost figure). */
   count = 0;
 
-  constructor(private readonly fleet: VirtualFleet) {
+  constructor(private readonly fleet: VirtualFleet, private readonly blind = false) {
     this.scratch = new SimEngine({ profile: fleet.profile, mode: "manual" });
   }
 
@@ -41,7 +43,8 @@ export class FleetForecaster {
     const now = this.fleet.now();
     const engine = this.scratch;
     engine.copyFrom(this.fleet.pods[pod].engine);
-    const overheads = this.fleet.nextApiOverheads(pod, requests.length);
+    const [lo, hi] = this.fleet.profile.apiOverheadMs;
+    const overheads = this.blind ? requests.map(() => (lo + hi) / 2) : this.fleet.nextApiOverheads(pod, requests.length);
     const sims = requests.map((r, k) => this.fleet.accepts(r.promptTokens, r.maxTokens)
       ? engine.submit({ promptTokens: r.promptTokens, maxTokens: r.maxTokens, ignoreEos: true, arrivalMs: now + (r.afterMs ?? 0), apiOverheadMs: overheads[k] })
       : null);

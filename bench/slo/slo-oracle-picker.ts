@@ -42,8 +42,9 @@ export class SloOraclePicker implements Picker {
   /** Tight requests seen, by output length (the probes of `protect`). */
   private readonly probes = new Map<number, Probe>();
 
-  constructor(private readonly fleet: VirtualFleet, private readonly rule: OracleRule) {
-    this.forecaster = new FleetForecaster(fleet);
+  /** `blind`: forecasts with the mean API overhead, not the pod's next draw (forecast.ts). */
+  constructor(private readonly fleet: VirtualFleet, private readonly rule: OracleRule, blind = false) {
+    this.forecaster = new FleetForecaster(fleet, blind);
   }
 
   pick(body: unknown, headers: ReadonlyArray<readonly [string, string]> = []): Pick {

@@ -34,6 +34,21 @@ describe("slo_oracle in a virtual run", () => {
   }, 60_000);
 });
 
+describe("slo_oracle_blind in a virtual run", () => {
+  it("forecasts with the mean API overhead: off by about the draw's spread (5-15 ms), no longer exact", async () => {
+    const jobs = heteroJobs(16, 10, 31);
+    const run = await runSloJobs({
+      policy: "slo_oracle_blind", fleet: HETERO_FLEET, seed: 31,
+      jobs: jobs.map((j) => ({ at: j.at, prompt: j.prompt, maxTokens: j.maxTokens, headers: [["x-slo-ttft-ms", String(j.slo.ttft)], ["x-slo-tpot-ms", String(j.slo.tpot)]] as Array<[string, string]> })),
+    });
+    const errors = run.outcomes.map((o, i) => Math.abs(Number(o.debug.match(/:ttft=([0-9.]+)/)![1]) - clientTimes(o, run.starts[i]).ttft!));
+    const exact = errors.filter((e) => e < 0.001).length;
+    expect(exact / errors.length).toBeLessThan(0.9); // the exact oracle: > 0.9 (above)
+    const sorted = [...errors].sort((a, b) => a - b);
+    expect(sorted[Math.floor(sorted.length / 2)]).toBeLessThan(5.001); // at most half the spread, or one step moved
+  }, 60_000);
+});
+
 describe("the oracle's choice", () => {
   const f = (ttftMs: number, tpotMs: number) => ({ ttftMs, tpotMs });
   const loose = { ttftMs: 600, tpotMs: 30 };

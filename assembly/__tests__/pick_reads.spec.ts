@@ -66,4 +66,19 @@ describe("PickReads", () => {
     expect(done.calls).toBe(1);
     expect(reads.counts).toBeNull();
   });
+  it("a reply after the part's deadline (answered as failed) is ignored", () => {
+    const done = new Count();
+    const reads = new PickReads(["k"], done);
+    reads.netAtSend = [0];
+    reads.expect();
+    reads.expect();
+    reads.onPrefix(false, null); // the deadline
+    reads.onPrefix(true, array([bulk("late")]));
+    expect(done.calls).toBe(0);
+    reads.onCounts(true, array([bulk("1")]));
+    reads.onCounts(true, array([bulk("9")]));
+    expect(done.calls).toBe(1);
+    expect(reads.values[0]).toBe("");
+    expect(reads.counts![0]).toBe(1);
+  });
 });

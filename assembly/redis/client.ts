@@ -127,11 +127,20 @@ export class RedisClient {
    * then (counted by the breaker) and a reply arriving later is dropped.
    */
   evalScript(script: LuaScript, keys: string[], args: string[], handler: RedisReplyHandler, now: f64, waitMs: f64 = 0): bool {
+    if (!this.mayCall(now, waitMs)) return false;
+    return this.sendWaited(evalCommand("EVALSHA", script.sha, keys, args), new PendingCall(handler, now, script, keys, args, true, waitMs), now);
+  }
+
+  /** Whether a call may be sent now (waitMs > 0: a caller that waits, see mayWait). */
+  private mayCall(now: f64, waitMs: f64): bool {
     if (waitMs > 0 && !this.mayWait(now)) return false;
-    if (!this.ready(now)) return false;
-    const call = new PendingCall(handler, now, script, keys, args, true, waitMs);
-    call.overdueProbe = waitMs > 0 && this.overdue;
-    if (!this.send(evalCommand("EVALSHA", script.sha, keys, args), call, now)) return false;
+    return this.ready(now);
+  }
+
+  /** Sends a call that may carry a wait (the overdue probe is marked once it is sent). */
+  private sendWaited(query: Uint8Array, call: PendingCall, now: f64): bool {
+    call.overdueProbe = call.waitMs > 0 && this.overdue;
+    if (!this.send(query, call, now)) return false;
     if (call.overdueProbe) this.overdueProbing = true;
     return true;
   }
@@ -151,11 +160,12 @@ export class RedisClient {
     return false;
   }
 
-  command(args: string[], handler: RedisReplyHandler, now: f64): bool {
-    if (!this.ready(now)) return false;
+  /** A plain command; returns false when nothing was sent. waitMs > 0: as evalScript's. */
+  command(args: string[], handler: RedisReplyHandler, now: f64, waitMs: f64 = 0): bool {
+    if (!this.mayCall(now, waitMs)) return false;
     const cmd = new RespCommand();
     for (let i = 0; i < args.length; i++) cmd.arg(args[i]);
-    return this.send(cmd.toBytes(), new PendingCall(handler, now, null, [], []), now);
+    return this.sendWaited(cmd.toBytes(), new PendingCall(handler, now, null, [], [], true, waitMs), now);
   }
 
   private send(query: Uint8Array, call: PendingCall, now: f64): bool {

@@ -5,8 +5,9 @@
 // them (inflightRefreshMs old: what makes several gateways' predictions worse than one's,
 // bench/RESULTS.md 12.1). The count a pick uses is the read's plus what this VM picked and ended
 // on that host since the read was sent (InflightTracker.net).
-// Failure behaviour: a read that fails or answers something else leaves its part empty (no
-// prefix signal; the tracker's counts); the pick runs once both parts have answered.
+// Failure behaviour: a read that fails, passes the pick deadline or answers something else leaves
+// its part empty (no prefix signal; the tracker's counts); the pick runs once both parts have
+// answered; a reply after the deadline is ignored.
 import { RedisReplyHandler } from "../../redis/client";
 import { RespValue } from "../../redis/resp";
 import { mgetValues } from "../endpoint_metrics/prefix_io";
@@ -36,6 +37,8 @@ export abstract class PickReadsDone {
 export class PickReads {
   values: string[] = [];
   counts: f64[] | null = null;
+  private prefixAnswered: bool = false;
+  private countsAnswered: bool = false;
   /** InflightTracker.net of each candidate when the counts read was sent. */
   netAtSend: f64[] = [];
   private waiting: i32 = 0;
@@ -50,12 +53,18 @@ export class PickReads {
   /** Whether any part is in flight. */
   get pending(): bool { return this.waiting > 0; }
 
+  /** The prefix read's answer (a second one, after its deadline, is ignored). */
   onPrefix(ok: bool, reply: RespValue | null): void {
+    if (this.prefixAnswered) return;
+    this.prefixAnswered = true;
     this.values = mgetValues(ok, reply, this.keys.length);
     this.answered();
   }
 
+  /** The counts read's answer (a second one, after its deadline, is ignored). */
   onCounts(ok: bool, reply: RespValue | null): void {
+    if (this.countsAnswered) return;
+    this.countsAnswered = true;
     this.counts = zmscoreCounts(ok, reply, this.netAtSend.length);
     this.answered();
   }

@@ -76,9 +76,12 @@ export class PredictedLatencyPolicy extends Policy {
     if (pool === null) return this.pick(r, c, new PickReads([], null));
     const reads = new PickReads(this.prefixKeys(r), new ReadsDone(this, r, c));
     const now = host.nowMillis();
+    // The reads wait at most the pick deadline, as the lease call does (then: no prefix signal,
+    // the tracker's counts).
+    const waitMs = pool.pickDeadlineWaitMs();
     if (reads.keys.length > 0) {
       reads.expect();
-      if (!pool.redis.command(["MGET"].concat(reads.keys), new PrefixPart(reads), now)) { reads.cancel(); reads.keys = []; }
+      if (!pool.redis.command(["MGET"].concat(reads.keys), new PrefixPart(reads), now, waitMs)) { reads.cancel(); reads.keys = []; }
     }
     if (c.size <= FRESH_COUNTS_MAX) {
       const inflight = this.runtime.inflight;
@@ -86,7 +89,7 @@ export class PredictedLatencyPolicy extends Policy {
       for (let i = 0; i < c.size; i++) net[i] = inflight.net(pool, c.hosts[i]);
       reads.netAtSend = net;
       reads.expect();
-      if (!pool.redis.command(["ZMSCORE", pool.keyLoad].concat(c.hosts), new CountsPart(reads), now)) reads.cancel();
+      if (!pool.redis.command(["ZMSCORE", pool.keyLoad].concat(c.hosts), new CountsPart(reads), now, waitMs)) reads.cancel();
     }
     return reads.pending ? Verdict.Pending : this.pick(r, c, reads);
   }

@@ -35,9 +35,14 @@ import { RateLimit } from "./rate_limit";
 import { hostViews } from "./views";
 
 /** The MGET of a request's prefix levels; the pick resumes when it answers. */
+/** The prefix read before a pick: waits at most the pick deadline (then picks without the prefix
+ *  signal); the reply that comes after it is ignored. */
 class PrefixRead extends RedisReplyHandler {
+  private answered: bool = false;
   constructor(public policy: EndpointMetricsPolicy, public r: LbRequest, public c: CandidateSet, public keys: string[]) { super(); }
   onReply(ok: bool, reply: RespValue | null): void {
+    if (this.answered) return;
+    this.answered = true;
     this.policy.pickAfterPrefixRead(this.r, this.c, this.keys, mgetValues(ok, reply, this.keys.length));
   }
 }
@@ -73,7 +78,7 @@ export class EndpointMetricsPolicy extends Policy {
     const keys = prefixKeysOf(this.cfg, r, this.keyOptions);
     if (keys.length > 0) {
       const pool = r.pool!;
-      if (pool.redis.command(["MGET"].concat(keys), new PrefixRead(this, r, c, keys), host.nowMillis())) return Verdict.Pending;
+      if (pool.redis.command(["MGET"].concat(keys), new PrefixRead(this, r, c, keys), host.nowMillis(), pool.pickDeadlineWaitMs())) return Verdict.Pending;
     }
     return this.pick(r, c, this.viewsOf(r, c), [], []);
   }

@@ -48,6 +48,16 @@ export class PoolInflight {
     return max(0.0, valueOf(this.fleet, address) + valueOf(this.batch, address) + valueOf(this.since, address));
   }
 
+  /** Drops `net` entries of hosts no longer among the candidates once they outnumber them twice
+   *  (pods come and go: the map must not keep every address ever seen). O(hosts), amortized. */
+  pruneNet(): void {
+    if (this.net.size <= 2 * this.hosts.length + 16) return;
+    const keep = new Set<string>();
+    for (let i = 0; i < this.hosts.length; i++) keep.add(this.hosts[i]);
+    const keys = this.net.keys();
+    for (let i = 0; i < keys.length; i++) if (!keep.has(keys[i])) this.net.delete(keys[i]);
+  }
+
   /** Sends the read (one inspect call per INSPECT_CHUNK hosts); false when nothing could be sent. */
   read(now: f64): bool {
     this.fresh = new Map();
@@ -154,6 +164,7 @@ export class InflightTracker {
       const keys = p.since.keys();
       for (let j = 0; j < keys.length; j++) addTo(p.batch, keys[j], p.since.get(keys[j]));
       p.since.clear();
+      p.pruneNet();
       // A chunk not sent fails the read once the chunks sent have answered (or at once: none sent).
       if (!p.read(now)) p.onRead(false);
     }

@@ -7,13 +7,17 @@ import { heteroJobs, HETERO_FLEET } from "../../bench/slo/hetero.js";
 import { protectFit, tpotFit } from "../../bench/slo/oracle-choice.js";
 import { clientTimes, runSloJobs } from "../../bench/slo/virtual-run.js";
 
+/** 10 s of the mixed workload at 16 req/s through an oracle policy (seed 31). */
+function oracleRun(policy: "slo_oracle" | "slo_oracle_blind") {
+  return runSloJobs({
+    policy, fleet: HETERO_FLEET, seed: 31,
+    jobs: heteroJobs(16, 10, 31).map((j) => ({ at: j.at, prompt: j.prompt, maxTokens: j.maxTokens, headers: [["x-slo-ttft-ms", String(j.slo.ttft)], ["x-slo-tpot-ms", String(j.slo.tpot)]] as Array<[string, string]> })),
+  });
+}
+
 describe("slo_oracle in a virtual run", () => {
   it("forecasts each request's TTFT and TPOT exactly unless a later request joined its pod in time", async () => {
-    const jobs = heteroJobs(16, 10, 31);
-    const run = await runSloJobs({
-      policy: "slo_oracle", fleet: HETERO_FLEET, seed: 31,
-      jobs: jobs.map((j) => ({ at: j.at, prompt: j.prompt, maxTokens: j.maxTokens, headers: [["x-slo-ttft-ms", String(j.slo.ttft)], ["x-slo-tpot-ms", String(j.slo.tpot)]] as Array<[string, string]> })),
-    });
+    const run = await oracleRun("slo_oracle");
     const rows = run.outcomes.map((o, i) => {
       const m = o.debug.match(/^slo_oracle:([a-z_]+):ttft=([0-9.]+):tpot=([0-9.]+)$/);
       expect(m, o.debug).not.toBeNull();
@@ -36,11 +40,7 @@ describe("slo_oracle in a virtual run", () => {
 
 describe("slo_oracle_blind in a virtual run", () => {
   it("forecasts with the mean API overhead: off by about the draw's spread (5-15 ms), no longer exact", async () => {
-    const jobs = heteroJobs(16, 10, 31);
-    const run = await runSloJobs({
-      policy: "slo_oracle_blind", fleet: HETERO_FLEET, seed: 31,
-      jobs: jobs.map((j) => ({ at: j.at, prompt: j.prompt, maxTokens: j.maxTokens, headers: [["x-slo-ttft-ms", String(j.slo.ttft)], ["x-slo-tpot-ms", String(j.slo.tpot)]] as Array<[string, string]> })),
-    });
+    const run = await oracleRun("slo_oracle_blind");
     const errors = run.outcomes.map((o, i) => Math.abs(Number(o.debug.match(/:ttft=([0-9.]+)/)![1]) - clientTimes(o, run.starts[i]).ttft!));
     const exact = errors.filter((e) => e < 0.001).length;
     expect(exact / errors.length).toBeLessThan(0.9); // the exact oracle: > 0.9 (above)

@@ -5,8 +5,8 @@
 // SLO: EDF, so tight requests go first; least laxity first, deadline - the TTFT on an idle fast
 // pod, was +0.3 points at 85% load and -0.6 / -0.2 at 46%, noise: not kept) and sends a request
 // only to a pod with a free slot (running + waiting < maxNumSeqs, so it starts at the engine's
-// next step, no queue behind others): the pod tpot_fit chooses among ALL pods from the forecasts with the time already held
-// subtracted from the TTFT SLO. When tpot_fit's pod is full, the request stays held (a loose
+// next step, no queue behind others): the pod tpot_fit chooses among ALL pods from the forecasts
+// with the time already held subtracted from the TTFT SLO. When tpot_fit's pod is full, the request stays held (a loose
 // request waits for a slow pod's slot rather than taking a fast one while a slow one can still
 // serve it in time). A request no pod can serve within its SLO any more (tpot_fit: slo_unmet, or
 // its TTFT deadline passed) is late: it yields to the on-time ones and takes a free slot only after

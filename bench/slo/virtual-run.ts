@@ -12,7 +12,7 @@ import { startRedis } from "../../host-test/redis-server.js";
 import type { SimProfile } from "../../host-test/sim/profiles.js";
 import { chatToPrompt, tokenize } from "../../host-test/sim/tokenizer.js";
 import { WASM_PATH } from "../gateway-config.js";
-import { createPicker } from "../pickers.js";
+import { createVirtualPicker } from "../pickers.js";
 import { POLICIES, type PolicyName } from "../policies.js";
 import { REPO_ROOT } from "../topology.js";
 import { EventClock } from "../virtual/event-clock.js";
@@ -77,7 +77,7 @@ export async function runSloJobs(o: SloRunOptions): Promise<SloRun> {
   const gateways: Array<Pick<VirtualGateway, "send" | "abortAll"> & { close?(): void }> = [];
   try {
     if (policy.kind === "proxy") {
-      gateways.push(new VirtualPickerFront(clock, fleet, createPicker(policy, fleet.pods, fleet)));
+      gateways.push(new VirtualPickerFront(clock, fleet, createVirtualPicker(policy, fleet)));
     } else {
       wasmCache ??= new Uint8Array(fs.readFileSync(path.join(REPO_ROOT, WASM_PATH)));
       const base = policy.plugin && redis ? policy.plugin(redis.port) : null;

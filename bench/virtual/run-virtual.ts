@@ -12,7 +12,7 @@ import { startRedis, type RedisFixture } from "../../host-test/redis-server.js";
 import { WASM_PATH } from "../gateway-config.js";
 import { openLoopTimes, type LoadSpec } from "../loadgen.js";
 import { summarize, summarizeByTag } from "../metrics.js";
-import { createPicker } from "../pickers.js";
+import { createVirtualPicker } from "../pickers.js";
 import { POLICIES, type PolicyName } from "../policies.js";
 import { progressPrinter } from "../progress.js";
 import type { PolicyRun, ScenarioReport } from "../report.js";
@@ -47,7 +47,7 @@ async function startParts(scenario: LoadScenario, policyName: PolicyName, clock:
   const policy = POLICIES[policyName];
   const gatewayCount = o.gateways ?? scenario.topology.gateways;
   if (policy.kind === "proxy") {
-    const front = new VirtualPickerFront(clock, fleet, createPicker(policy, fleet.pods, fleet));
+    const front = new VirtualPickerFront(clock, fleet, createVirtualPicker(policy, fleet));
     return { front: { count: 1, send: (_i, req, done) => front.send(req, done), abortAll: () => front.abortAll() }, link: null, close: async () => {} };
   }
   let redis: RedisFixture | null = null;

@@ -80,7 +80,8 @@ function heteroRow(policy: string, jobs: Job[], results: Seen[], seconds: number
   };
 }
 
-function sloHeaders(j: Job): Array<[string, string]> {
+/** A job's SLOs as the request headers predicted_latency reads. */
+export function sloHeaders(j: Job): Array<[string, string]> {
   return [["x-slo-ttft-ms", String(j.slo.ttft)], ["x-slo-tpot-ms", String(j.slo.tpot)]];
 }
 

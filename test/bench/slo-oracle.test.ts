@@ -3,7 +3,7 @@
 // token) got exactly the forecast TTFT (TPOT); its choice is predicted_latency's tpot_fit rule.
 // Proxy policy: no gateway, no Redis.
 import { describe, expect, it } from "vitest";
-import { heteroJobs, HETERO_FLEET } from "../../bench/slo/hetero.js";
+import { heteroJobs, HETERO_FLEET, sloHeaders } from "../../bench/slo/hetero.js";
 import { protectFit, tpotFit } from "../../bench/slo/oracle-choice.js";
 import { clientTimes, runSloJobs } from "../../bench/slo/virtual-run.js";
 
@@ -11,7 +11,7 @@ import { clientTimes, runSloJobs } from "../../bench/slo/virtual-run.js";
 function oracleRun(policy: "slo_oracle" | "slo_oracle_blind") {
   return runSloJobs({
     policy, fleet: HETERO_FLEET, seed: 31,
-    jobs: heteroJobs(16, 10, 31).map((j) => ({ at: j.at, prompt: j.prompt, maxTokens: j.maxTokens, headers: [["x-slo-ttft-ms", String(j.slo.ttft)], ["x-slo-tpot-ms", String(j.slo.tpot)]] as Array<[string, string]> })),
+    jobs: heteroJobs(16, 10, 31).map((j) => ({ at: j.at, prompt: j.prompt, maxTokens: j.maxTokens, headers: sloHeaders(j) })),
   });
 }
 

@@ -3,14 +3,14 @@
 // carries the SLO headers to the plugin and the debug header back, and a seed gives one result.
 // Real release .wasm, real Lua scripts on a real redis-server the run starts, simulated engines.
 import { describe, expect, it } from "vitest";
-import { heteroJobs, HETERO_FLEET } from "../../bench/slo/hetero.js";
+import { heteroJobs, HETERO_FLEET, sloHeaders } from "../../bench/slo/hetero.js";
 import { clientTimes, runSloJobs } from "../../bench/slo/virtual-run.js";
 
 async function run(seed: number, rate = 8, seconds = 8) {
   const jobs = heteroJobs(rate, seconds, seed);
   const out = await runSloJobs({
     policy: "predicted_latency", lbConfig: { modelBatchSlots: 4, sloExploration: 0 }, fleet: HETERO_FLEET, seed,
-    jobs: jobs.map((j) => ({ at: j.at, prompt: j.prompt, maxTokens: j.maxTokens, headers: [["x-slo-ttft-ms", String(j.slo.ttft)], ["x-slo-tpot-ms", String(j.slo.tpot)]] as Array<[string, string]> })),
+    jobs: jobs.map((j) => ({ at: j.at, prompt: j.prompt, maxTokens: j.maxTokens, headers: sloHeaders(j) })),
   });
   return { jobs, out };
 }

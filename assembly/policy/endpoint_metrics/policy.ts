@@ -34,9 +34,8 @@ import { fewestInflight, gaugeBand, lowestInflight, mustShed } from "./pickers";
 import { RateLimit } from "./rate_limit";
 import { hostViews } from "./views";
 
-/** The MGET of a request's prefix levels; the pick resumes when it answers. */
-/** The prefix read before a pick: waits at most the pick deadline (then picks without the prefix
- *  signal); the reply that comes after it is ignored. */
+/** The MGET of a request's prefix levels; the pick resumes when it answers, or at the pick
+ *  deadline without the prefix signal (a reply after that is ignored). */
 class PrefixRead extends RedisReplyHandler {
   private answered: bool = false;
   constructor(public policy: EndpointMetricsPolicy, public r: LbRequest, public c: CandidateSet, public keys: string[]) { super(); }

@@ -137,9 +137,9 @@ export class PredictedLatencyPolicy extends Policy {
     const eligible = new Array<bool>(n);
     const now = host.nowMillis();
     const fallbackTokens = <f64>s.expectedOutputTokens;
+    const local = this.services.accounting.local;
     let anyEligible = false;
     for (let i = 0; i < n; i++) {
-      const local = this.services.accounting.local;
       const q = counts !== null && pool !== null
         ? this.runtime.inflight.inflightFromRead(pool, c.hosts[i], counts[i], reads.netAtSend[i], local)
         : this.runtime.inflight.inflight(pool, c.hosts[i], local);

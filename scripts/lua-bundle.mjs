@@ -101,3 +101,58 @@ export function bundleLuaScripts(dir = DEFAULT_DIR) {
   if (missing.length > 0) throw new Error(`${dir}: missing Lua entry scripts: ${missing.join(", ")}`);
   return bundle;
 }
+
+/**
+ * Drops whole-line comments, blank lines and indentation: scripts are embedded as UTF-16 string
+ * literals and sent on every EVAL fallback, so their comments would cost twice. Long strings and
+ * block comments are not used in lua/ (checked here), so a line-based pass is safe.
+ * @param {string} text
+ */
+export function compactLua(text) {
+  if (text.includes("[[") || text.includes("--[")) throw new Error("lua/: long strings/comments are not supported by compactLua");
+  return text.split("\n").map((l) => l.trim()).filter((l) => l.length > 0 && !l.startsWith("--")).join("\n") + "\n";
+}
+
+/**
+ * The scripts exactly as the plugin embeds and sends them (scripts/build.mjs): each bundle
+ * compacted, with the SHA-1 of the compacted text. Anything that must recognise the plugin's
+ * script calls (bench/virtual/virtual-lua.ts) uses these, not bundleLuaScripts' texts.
+ * @param {string} [dir]
+ */
+export function embeddedLuaScripts(dir = DEFAULT_DIR) {
+  const bundles = bundleLuaScripts(dir);
+  for (const b of Object.values(bundles)) {
+    b.text = compactLua(b.text);
+    b.sha1 = createHash("sha1").update(b.text).digest("hex");
+  }
+  return bundles;
+}
+
+const LIBRARY_PREFIX = "llmlb_";
+
+/**
+ * lua/ as one Redis function library (Redis >= 7.0, `FUNCTION LOAD`; the plugin calls it with
+ * `FCALL` and falls back to the EVALSHA bundles where functions are unavailable). lib.lua's
+ * definitions run once, when the library loads, instead of on every call (creating its closures
+ * was ~4 us of every EVALSHA, bench/RESULTS.md section 5). Each entry script becomes the function
+ * `<name>_<entry>`, whose body is the script's text run with KEYS and ARGV bound to the call's
+ * keys and arguments (upvalues shared with lib.lua's definitions: Redis runs one call at a time).
+ * The name is "llmlb_" + 12 hex digits of the SHA-1 of the library's text, so a changed script
+ * is a new library and two plugin versions sharing one Redis never replace each other's.
+ * @param {string} [dir]
+ * @param {(text: string) => string} [shape] applied to the text before it is named (compactLua)
+ * @returns {{ name: string; text: string; functions: Record<string, string> }}
+ */
+export function luaLibrary(dir = DEFAULT_DIR, shape = (t) => t) {
+  const placeholder = "__LLMLB_LIBRARY__";
+  const entries = readdirSync(dir).filter((f) => f.endsWith(".lua") && f !== LIB_FILE).sort().map((f) => f.slice(0, -".lua".length));
+  const parts = ["local KEYS, ARGV", readAscii(join(dir, LIB_FILE))];
+  for (const entry of entries) {
+    parts.push(`redis.register_function('${placeholder}_${entry}', function(keys, args)\nKEYS, ARGV = keys, args\n`
+      + `${readAscii(join(dir, `${entry}.lua`))}\nend)`);
+  }
+  const body = shape(parts.join("\n"));
+  const name = LIBRARY_PREFIX + createHash("sha1").update(body).digest("hex").slice(0, 12);
+  const functions = Object.fromEntries(entries.map((e) => [e, `${name}_${e}`]));
+  return { name, text: `#!lua name=${name}\n` + body.split(placeholder).join(name), functions };
+}

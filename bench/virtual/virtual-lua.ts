@@ -13,7 +13,7 @@
 // `redis.call('TIME')`, or keeps a TIME call after the rewrite (lua/ changed shape: virtual time
 // would silently read the wall clock).
 import { createHash } from "node:crypto";
-import { bundleLuaScripts } from "../../scripts/lua-bundle.mjs";
+import { bundleLuaScripts, embeddedLuaScripts } from "../../scripts/lua-bundle.mjs";
 import { encodeCommand } from "../../host-test/resp.js";
 
 const TIME_CALL = "redis.call('TIME')";
@@ -62,7 +62,9 @@ export class VirtualLua {
   rewritten = 0;
 
   constructor(dir?: string) {
-    for (const [name, b] of Object.entries(bundleLuaScripts(dir))) {
+    // Both forms: the plugin sends the compacted texts it embeds, the test drivers the full ones.
+    const bundles = [...Object.entries(embeddedLuaScripts(dir)), ...Object.entries(bundleLuaScripts(dir))];
+    for (const [name, b] of bundles) {
       if (!readsTime(b.text)) continue; // no clock to follow: the production script runs as is
       const text = virtualScriptText(b.text);
       this.bySha.set(b.sha1, { name, text, sha1: sha1(text) });

@@ -3,7 +3,7 @@
 // tables (the real .wasm, real Lua scripts on a real Redis, simulated engines).
 import { describe, expect, it } from "vitest";
 import { useRedisSuite } from "../helpers/redis.js";
-import { bundleLuaScripts } from "../../scripts/lua-bundle.mjs";
+import { bundleLuaScripts, embeddedLuaScripts } from "../../scripts/lua-bundle.mjs";
 import { encodeCommand } from "../../host-test/resp.js";
 import { markdownTable } from "../../bench/report.js";
 import { smoke } from "../../bench/scenarios/smoke.js";
@@ -76,6 +76,23 @@ describe("virtual Lua time", () => {
     const call = encodeCommand(["EVALSHA", inspect.sha1, 1, "{t}:load"]);
     expect(lua.translate(call, virtualNow)).toBe(call);
     expect(lua.rewritten).toBe(3);
+  });
+
+  it("rewrites the calls the plugin makes: its compacted, embedded texts and their SHA-1s", () => {
+    // The plugin embeds compacted bundles (scripts/build.mjs), whose SHA-1s differ from the full
+    // texts': a virtual run that knew only the full texts let every plugin call read wall time.
+    const lua = new VirtualLua();
+    const embedded = Object.entries(embeddedLuaScripts()).filter(([, b]) => b.text.includes("redis.call('TIME')"));
+    expect(embedded.map(([name]) => name)).toEqual(expect.arrayContaining(["acquire", "release", "renew", "queue"]));
+    for (const [name, b] of embedded) {
+      expect(b.sha1, name).not.toBe(bundleLuaScripts()[name].sha1);
+      const bySha = decodeCommand(lua.translate(encodeCommand(["EVALSHA", b.sha1, 1, "{t}:load", "x"]), 5_000))!;
+      expect(bySha[1].toString(), name).not.toBe(b.sha1);
+      expect(bySha.at(-1)!.toString(), name).toBe("5000");
+      const byText = decodeCommand(lua.translate(encodeCommand(["EVAL", b.text, 1, "{t}:load", "x"]), 6_000))!;
+      expect(byText[1].toString(), name).toContain("__virtual_now_ms");
+    }
+    expect(lua.rewritten).toBe(2 * embedded.length);
   });
 
   it("refuses a bundle that reads the clock in a form it cannot replace", async () => {

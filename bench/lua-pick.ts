@@ -7,7 +7,8 @@
 // (INFO cpu, so other processes on the machine do not inflate it) and the capacity of one Redis
 // core it implies, Redis calls per script, and the throughput reached with 16 connections; each
 // the best of 5 batches (see measure()).
-// Our release and renew are measured the same way. Nothing here asserts on speed.
+// Our release and renew are measured the same way, and acquire and release again as FCALL of the
+// function library (how the plugin calls them where Redis has functions). Nothing here asserts on speed.
 // Usage: npx tsx bench/lua-pick.ts [calls per row, default 20000] [sizes, default 10,100,1000,10000]
 //        npx tsx bench/lua-pick.ts worst   (the longest single calls the caps allow)
 // (LLMLB_LUA_DIR=<dir> measures the scripts of another directory, e.g. an earlier commit's lua/).
@@ -15,7 +16,7 @@
 import { pathToFileURL } from "node:url";
 import { Redis } from "ioredis";
 import { startRedis } from "../test/helpers/redis.js";
-import { Pool, SCRIPTS, hostList, runScript, seededRandom } from "../test/lua/pool.js";
+import { Pool, SCRIPTS, callScriptsVia, hostList, loadLibrary, runScript, seededRandom } from "../test/lua/pool.js";
 
 const SIZES = [10, 100, 1000, 10000];
 const CONNECTIONS = 16;
@@ -74,10 +75,10 @@ async function readStats(redis: Redis, cpuBefore: number): Promise<Stats> {
   let evalUs = 0, evalCalls = 0, innerCalls = 0;
   for (const m of commands.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
     const [name, calls, usec] = [m[1], Number(m[2]), Number(m[3])];
-    if (name === "evalsha" || name === "eval") { evalUs += usec; evalCalls += calls; }
+    if (name === "evalsha" || name === "eval" || name === "fcall") { evalUs += usec; evalCalls += calls; }
     else if (name !== "info" && !name.startsWith("config")) innerCalls += calls;
   }
-  const p99 = Number(/latency_percentiles_usec_evalsha:[^\n]*p99=([\d.]+)/.exec(latency)?.[1] ?? NaN);
+  const p99 = Number(/latency_percentiles_usec_(?:evalsha|fcall):[^\n]*p99=([\d.]+)/.exec(latency)?.[1] ?? NaN);
   return { evalUs, evalCalls, innerCalls, p99, cpuUs: cpu - cpuBefore };
 }
 
@@ -126,6 +127,7 @@ export async function runLuaPickBench(calls = 20000, sizes = SIZES): Promise<Lua
     const photoroomSha = (await admin.script("LOAD", PHOTOROOM_PICK)) as string;
     const higressSha = (await admin.script("LOAD", HIGRESS_PICK)) as string;
     for (const name of ["acquire", "release", "renew"] as const) await admin.script("LOAD", SCRIPTS[name].text);
+    await loadLibrary(admin);
     for (const size of sizes) {
       const hosts = hostList(size);
       const rand = seededRandom(size);
@@ -143,6 +145,16 @@ export async function runLuaPickBench(calls = 20000, sizes = SIZES): Promise<Lua
         pools.get(client)!.renew(600_000, ids.slice(i * 256, (i + 1) * 256))));
       rows.push(await measure(clients, size, "release.lua (ours)", calls, (client, i) =>
         pools.get(client)!.release(`b${i}`).then((n) => { if (n !== 1) throw new Error(`release returned ${n}`); })));
+      // The same scripts as the plugin calls them where Redis has functions (FCALL of the library).
+      callScriptsVia("fcall");
+      try {
+        rows.push(await measure(clients, size, "acquire, FCALL (ours)", calls, (client, i) => pools.get(client)!.acquire({ leaseId: `f${i}`, rnd: rand(), hostStaleMs: 0 })
+          .then((r) => { if (r.status !== "OK") throw new Error(`acquire returned ${r.status}`); })));
+        rows.push(await measure(clients, size, "release, FCALL (ours)", calls, (client, i) =>
+          pools.get(client)!.release(`f${i}`).then((n) => { if (n !== 1) throw new Error(`release returned ${n}`); })));
+      } finally {
+        callScriptsVia("evalsha");
+      }
 
       const zkey = `{bench-photoroom-${size}}:load`;
       await admin.zadd(zkey, ...hosts.flatMap((h) => [0, h]));

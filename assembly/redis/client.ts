@@ -10,13 +10,16 @@
 //   for up to 3 ms (row 4).
 // - calls are raw RESP bytes; replies arrive on the ROOT context with the token, and the reply bytes
 //   are readable only inside that callback, so they are parsed there;
-// - scripts go as EVALSHA and are transparently re-sent as EVAL on a NOSCRIPT reply;
+// - scripts go as FCALL of the plugin's function library where Redis has functions, else as
+//   EVALSHA (functions.ts decides, and loads the library); EVALSHA is transparently re-sent as EVAL
+//   on a NOSCRIPT reply;
 // - NetworkError (incl. timeouts), refused calls and replies that never come (swept on tick) are
 //   failures: the handler is told (ok = false) exactly once, and the circuit breaker counts them.
 import * as host from "../host/calls";
 import { RespCommand, RespValue, parseResp } from "./resp";
 import { CircuitBreaker } from "./breaker";
 import * as obs from "./observer";
+import * as fns from "./functions";
 
 export abstract class RedisReplyHandler {
   /** ok = false: not sent, network error, timeout. A Redis error reply comes with ok = true. */
@@ -29,7 +32,11 @@ export abstract class RedisReplyHandler {
 }
 
 export class LuaScript {
-  constructor(public name: string, public source: string, public sha: string) {}
+  /** The script's function in library (FCALL), null: EVALSHA only. */
+  fn: string;
+  constructor(public name: string, public source: string, public sha: string, public library: fns.LuaLibrary | null = null) {
+    this.fn = library !== null ? library.name + "_" + name : "";
+  }
 }
 
 class PendingCall {
@@ -38,6 +45,8 @@ class PendingCall {
     public keys: string[], public args: string[], public counted: bool = true, public waitMs: f64 = 0) {}
   /** The one pick let wait while overdue (see mayWait). */
   overdueProbe: bool = false;
+  /** Sent as FCALL (an error reply may mean "no function here": see functions.ts). */
+  viaFunction: bool = false;
 }
 
 function evalCommand(verb: string, body: string, keys: string[], args: string[]): Uint8Array {
@@ -63,6 +72,11 @@ function lookupName(cluster: string): string {
 // CLOCK_REFRESH_MS anyway (the reply gives Redis's clock, for the acquire deadline).
 const PROBE_EVERY_MS: f64 = 500;
 const CLOCK_REFRESH_MS: f64 = 30000;
+
+class LibraryLoadReply extends RedisReplyHandler {
+  constructor(public client: RedisClient) { super(); }
+  onReply(ok: bool, reply: RespValue | null): void { this.client.onLibraryLoad(ok, reply); }
+}
 
 class ProbeReply extends RedisReplyHandler {
   constructor(public client: RedisClient, public sentMs: f64) { super(); }
@@ -91,6 +105,8 @@ export class RedisClient {
   calls: u64 = 0;
   /** Where latency, failures and breaker changes are reported (services/stats.ts). */
   observer: obs.RedisObserver = new obs.RedisObserver();
+  /** Whether script calls go as FCALL (functions.ts). */
+  functions: fns.FunctionSupport = new fns.FunctionSupport();
 
   constructor(public cluster: string, public username: string, public password: string, public timeoutMs: u32,
     breakerFailures: i64, breakerOpenMs: f64) {
@@ -122,13 +138,17 @@ export class RedisClient {
   }
 
   /**
-   * EVALSHA `script`; returns false when nothing was sent (caller falls back; handler not called).
+   * Runs `script` (FCALL or EVALSHA, see functions.ts); returns false when nothing was sent
+   * (caller falls back; handler not called).
    * waitMs > 0: the caller waits at most that long (a pick deadline): expireWaits fails the call
    * then (counted by the breaker) and a reply arriving later is dropped.
    */
   evalScript(script: LuaScript, keys: string[], args: string[], handler: RedisReplyHandler, now: f64, waitMs: f64 = 0): bool {
     if (!this.mayCall(now, waitMs)) return false;
-    return this.sendWaited(evalCommand("EVALSHA", script.sha, keys, args), new PendingCall(handler, now, script, keys, args, true, waitMs), now);
+    const call = new PendingCall(handler, now, script, keys, args, true, waitMs);
+    call.viaFunction = script.library !== null && this.functions.use();
+    const query = call.viaFunction ? evalCommand("FCALL", script.fn, keys, args) : evalCommand("EVALSHA", script.sha, keys, args);
+    return this.sendWaited(query, call, now);
   }
 
   /** Whether a call may be sent now (waitMs > 0: a caller that waits, see mayWait). */
@@ -172,7 +192,7 @@ export class RedisClient {
     const r = host.redisCall(this.cluster, query);
     if (r.status != host.Status.Ok) {
       // Not re-initialised: an init would close the shared client under every call in flight.
-      this.noteFailure(obs.REDIS_FAIL_REFUSED, now, true);
+      this.noteFailure(obs.REDIS_FAIL_REFUSED, now, call.counted);
       return false;
     }
     this.calls++;
@@ -233,16 +253,52 @@ export class RedisClient {
     if (parsed.status != 0 || reply === null) { this.fail(call, now, obs.REDIS_FAIL_BAD_REPLY); return true; }
     this.observer.replied(now - call.startedMs);
     const script = call.script;
+    if (script !== null && call.viaFunction && reply.isError() && this.resendWithoutFunction(call, script, reply.str, now)) return true;
     if (script !== null && reply.isError() && reply.str.startsWith("NOSCRIPT")) {
       // The script cache was flushed or this is a new server: send the text once, same handler.
       const again = new PendingCall(call.handler, call.startedMs, null, [], [], true, call.waitMs);
       if (!this.send(evalCommand("EVAL", script.source, call.keys, call.args), again, now)) call.handler.onReply(false, null);
       return true;
     }
-    if (reply.isError()) this.observer.failed(obs.REDIS_FAIL_ERROR_REPLY);
+    // (A background call's error reply, e.g. the library's "already exists", is no failure.)
+    if (reply.isError() && call.counted) this.observer.failed(obs.REDIS_FAIL_ERROR_REPLY);
     this.closeBreaker();
     call.handler.onReply(true, reply);
     return true;
+  }
+
+  /**
+   * An FCALL's error reply: when it says the function cannot run here, the call goes again as
+   * EVALSHA (same handler, same deadline) and, on a missing library, the library is loaded.
+   * Returns false when the error is the script's own (given to the handler as usual).
+   */
+  private resendWithoutFunction(call: PendingCall, script: LuaScript, err: string, now: f64): bool {
+    const wasOff = this.functions.isOff();
+    const action = this.functions.onCallError(err, call.startedMs, now);
+    if (action == fns.FN_ERROR_IS_THE_SCRIPTS) return false;
+    if (!wasOff && this.functions.isOff()) this.warnFunctionsOff();
+    if (action == fns.FN_RESEND_AND_LOAD) this.loadLibrary(script.library!, now);
+    const again = new PendingCall(call.handler, call.startedMs, script, call.keys, call.args, true, call.waitMs);
+    if (!this.send(evalCommand("EVALSHA", script.sha, call.keys, call.args), again, now)) call.handler.onReply(false, null);
+    return true;
+  }
+
+  /** FUNCTION LOAD of the library, in the background (a failure does not feed the breaker). */
+  private loadLibrary(library: fns.LuaLibrary, now: f64): void {
+    const cmd = new RespCommand().arg("FUNCTION").arg("LOAD").arg(library.source);
+    if (!this.send(cmd.toBytes(), new PendingCall(new LibraryLoadReply(this), now, null, [], [], false), now)) this.functions.loadNotSent();
+  }
+
+  onLibraryLoad(ok: bool, reply: RespValue | null): void {
+    const wasOff = this.functions.isOff();
+    const isError = reply !== null && reply.isError();
+    this.functions.onLoadReply(ok && reply !== null, isError, isError ? reply!.str : "", host.nowMillis());
+    if (!wasOff && this.functions.isOff()) this.warnFunctionsOff();
+  }
+
+  private warnFunctionsOff(): void {
+    host.log(host.LogLevel.Warn, "redis " + lookupName(this.cluster) + ": scripts go as EVALSHA, not FCALL (Redis functions unavailable: "
+      + this.functions.offReason + ")");
   }
 
   /**

@@ -1,7 +1,8 @@
 // Redis time in virtual runs. The Lua scripts read the server clock (`redis.call('TIME')` in
 // lua/lib.lua's now_ms), which in a virtual run would be the wall clock. The driver therefore
 // rewrites the plugin's script calls on their way to Redis: `EVALSHA <sha>` / `EVAL <text>` of a
-// production script becomes the call of its VIRTUAL variant with the current virtual Unix ms
+// production script, or `FCALL` of its function in the plugin's library, becomes the EVALSHA /
+// EVAL of its VIRTUAL variant with the current virtual Unix ms
 // appended to ARGV. The variant is the production bundle with one prologue line that pops that
 // last argument (so ARGV is exactly what the plugin sent) and every `redis.call('TIME')` replaced
 // by that instant. Production can never take this path: the plugin embeds only the production
@@ -13,7 +14,7 @@
 // `redis.call('TIME')`, or keeps a TIME call after the rewrite (lua/ changed shape: virtual time
 // would silently read the wall clock).
 import { createHash } from "node:crypto";
-import { bundleLuaScripts, embeddedLuaScripts } from "../../scripts/lua-bundle.mjs";
+import { bundleLuaScripts, compactLua, embeddedLuaScripts, luaLibrary } from "../../scripts/lua-bundle.mjs";
 import { encodeCommand } from "../../host-test/resp.js";
 
 const TIME_CALL = "redis.call('TIME')";
@@ -58,32 +59,42 @@ export function decodeCommand(query: Buffer): Buffer[] | null {
 
 export class VirtualLua {
   private readonly bySha = new Map<string, Variant>();
-  /** Script calls rewritten (EVALSHA + EVAL), for reports and tests. */
+  private readonly byFunction = new Map<string, Variant>();
+  /** Script calls rewritten (EVALSHA, EVAL, FCALL), for reports and tests. */
   rewritten = 0;
 
   constructor(dir?: string) {
     // Both forms: the plugin sends the compacted texts it embeds, the test drivers the full ones.
-    const bundles = [...Object.entries(embeddedLuaScripts(dir)), ...Object.entries(bundleLuaScripts(dir))];
+    const embedded = embeddedLuaScripts(dir);
+    const bundles = [...Object.entries(embedded), ...Object.entries(bundleLuaScripts(dir))];
     for (const [name, b] of bundles) {
       if (!readsTime(b.text)) continue; // no clock to follow: the production script runs as is
       const text = virtualScriptText(b.text);
       this.bySha.set(b.sha1, { name, text, sha1: sha1(text) });
+    }
+    for (const library of [luaLibrary(dir, compactLua), luaLibrary(dir)]) {
+      for (const [name, fn] of Object.entries(library.functions)) {
+        const variant = this.bySha.get(embedded[name].sha1);
+        if (variant) this.byFunction.set(fn, variant);
+      }
     }
   }
 
   /** The query Redis should run at Unix ms `nowMs`: a script call rewritten, anything else as is. */
   translate(query: Buffer, nowMs: number): Buffer {
     const head = query.subarray(0, 24).toString("latin1").toUpperCase();
-    if (!head.includes("EVAL")) return query;
+    if (!head.includes("EVAL") && !head.includes("FCALL")) return query;
     const args = decodeCommand(query);
     if (!args || args.length < 3) return query;
     const verb = args[0].toString().toUpperCase();
     let variant: Variant | undefined;
     if (verb === "EVALSHA") variant = this.bySha.get(args[1].toString().toLowerCase());
     else if (verb === "EVAL") variant = this.bySha.get(sha1(args[1]));
+    else if (verb === "FCALL") variant = this.byFunction.get(args[1].toString());
     if (!variant) return query;
     this.rewritten++;
-    const body = verb === "EVALSHA" ? variant.sha1 : variant.text;
-    return encodeCommand([args[0], body, ...args.slice(2), String(Math.floor(nowMs))]);
+    // An FCALL becomes the variant's EVALSHA; its NOSCRIPT reply makes the plugin send EVAL.
+    const body = verb === "EVAL" ? variant.text : variant.sha1;
+    return encodeCommand([verb === "EVAL" ? "EVAL" : "EVALSHA", body, ...args.slice(2), String(Math.floor(nowMs))]);
   }
 }

@@ -5,14 +5,14 @@
 // acquire, the in-flight counts return to exactly 0, and the VM never traps.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import http from "node:http";
-import { readFileSync } from "node:fs";
 import { Redis } from "ioredis";
 import { startLocalStack, redisLbConfig, type LocalStack } from "../../host-test/local-stack.js";
 import type { EnvoyProfile } from "../../host-test/abi/envoy-profile.js";
+import { LIBRARY_SOURCE } from "../../assembly/generated/lua.js";
+import { scriptOf } from "../helpers/script-calls.js";
 
 const CLUSTER = "outbound|8000||vllm.static";
 const NS = `{llmlb:llm:${CLUSTER}}`;
-const sha = (name: string) => readFileSync("assembly/generated/lua.ts", "utf8").match(new RegExp(`${name}_SHA: string = "([0-9a-f]{40})"`))![1];
 
 function post(url: string, headers: Record<string, string>, maxTokens: number, abortAfterMs: number | null): Promise<number> {
   return new Promise((resolve) => {
@@ -45,6 +45,7 @@ for (const endOrder of ["log-first", "deferred-log"] as Array<EnvoyProfile["endO
       // connection in the packet of its +OK, before ioredis switched it to monitor mode, and
       // ioredis fails with "Command queue state error".
       await redis.ping();
+      await redis.call("FUNCTION", "LOAD", "REPLACE", LIBRARY_SOURCE);
       monitor = await redis.monitor();
       monitor.on("monitor", (_t: string, args: string[]) => calls.push(args));
     }, 30_000);
@@ -61,8 +62,10 @@ for (const endOrder of ["log-first", "deferred-log"] as Array<EnvoyProfile["endO
       expect(results.filter((s) => s === 200)).toHaveLength(6);
       expect(results.filter((s) => s === 503)).toHaveLength(3);
       await new Promise((r) => setTimeout(r, 500));
-      const acquires = calls.filter((a) => a[0]?.toLowerCase() === "evalsha" && a[1] === sha("ACQUIRE")).length;
-      const releases = calls.filter((a) => a[0]?.toLowerCase() === "evalsha" && a[1] === sha("RELEASE")).length;
+      // The library was loaded before (beforeAll), so each script call is one FCALL.
+      expect(calls.filter((a) => scriptOf(a) !== null && a[0].toLowerCase() !== "fcall")).toEqual([]);
+      const acquires = calls.filter((a) => scriptOf(a) === "acquire").length;
+      const releases = calls.filter((a) => scriptOf(a) === "release").length;
       expect(acquires).toBeGreaterThanOrEqual(12);
       expect(releases).toBe(acquires);
       const load = await redis.zrange(`${NS}:load`, 0, -1, "WITHSCORES");

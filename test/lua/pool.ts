@@ -1,19 +1,45 @@
 // Test driver for the Lua scripts of lua/: builds one pool's keys (route + cluster, one hash tag)
-// and calls the bundled scripts the way the plugin does (EVALSHA, EVAL after NOSCRIPT).
+// and calls the bundled scripts the way the plugin does (EVALSHA, EVAL after NOSCRIPT; or FCALL of
+// the function library, callScriptsVia).
 // Also reads the raw pool state so tests can check the invariants directly in Redis.
 import type { Redis } from "ioredis";
-import { bundleLuaScripts } from "../../scripts/lua-bundle.mjs";
+import { bundleLuaScripts, luaLibrary } from "../../scripts/lua-bundle.mjs";
 
 // LLMLB_LUA_DIR: another lua/ directory (bench/lua-pick.ts measures an earlier commit's scripts with it).
 export const SCRIPTS = bundleLuaScripts(process.env.LLMLB_LUA_DIR || undefined);
+/** The same scripts as one function library (what the plugin calls with FCALL). */
+export const LIBRARY = luaLibrary(process.env.LLMLB_LUA_DIR || undefined);
 export type ScriptName = "acquire" | "release" | "renew" | "reconcile" | "inspect" | "prefix_write" | "charge" | "prefix" | "model" | "queue" | "sync";
 
 /** Hosts one call may carry (lua/lib.lua MAX_HOSTS); lease ids one renew may carry (MAX_RENEW_IDS). */
 export const CALL_HOSTS = 500;
 export const RENEW_IDS = 64;
 
-/** EVALSHA, falling back to EVAL when the server does not know the script yet. */
+/** How runScript calls a script: EVALSHA (the default) or FCALL of LIBRARY's function. */
+let via: "evalsha" | "fcall" = "evalsha";
+export function callScriptsVia(how: "evalsha" | "fcall"): void { via = how; }
+
+/** FUNCTION LOAD of LIBRARY ("already exists" is fine: same name, same text). */
+export async function loadLibrary(redis: Redis): Promise<void> {
+  try {
+    await redis.call("FUNCTION", "LOAD", LIBRARY.text);
+  } catch (err) {
+    if (!String((err as Error).message).includes("already exists")) throw err;
+  }
+}
+
+/** EVALSHA, falling back to EVAL when the server does not know the script yet (or FCALL, see via). */
 export async function runScript(redis: Redis, name: ScriptName, keys: string[], args: Array<string | number>): Promise<unknown> {
+  if (via === "fcall") {
+    const fn = LIBRARY.functions[name];
+    try {
+      return await redis.fcall(fn, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!String((err as Error).message).startsWith("ERR Function not found")) throw err;
+      await loadLibrary(redis);
+      return redis.fcall(fn, keys.length, ...keys, ...args);
+    }
+  }
   const script = SCRIPTS[name];
   try {
     return await redis.evalsha(script.sha1, keys.length, ...keys, ...args);

@@ -7,6 +7,7 @@ import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
 import { CLUSTER, advanceWithIo, glrConfig, host, hosts, postChat } from "./harness.js";
 import type { TestHost } from "../../host-test/facade/index.js";
 import { Pool, hostList } from "../lua/pool.js";
+import { isScriptQuery } from "../helpers/script-calls.js";
 
 const NS = `{llmlb:llm:${CLUSTER}}`;
 let redis: RedisFixture;
@@ -64,17 +65,19 @@ describe("picking", () => {
     expect(s.sendRequestHeaders(true)).toBe(0);
     expect(s.forwarded).not.toBeNull();
     expect(s.overrideHost.requested).toBeNull();
-    expect(h.redisHistory.filter((c) => c.text.includes("EVAL")).length).toBe(0);
+    expect(h.redisHistory.filter((c) => isScriptQuery(c.text)).length).toBe(0);
   });
 
-  it("re-sends the script when Redis lost it (NOSCRIPT -> EVAL)", async () => {
+  it("re-sends the script when Redis lost it (FCALL of a missing library -> EVALSHA -> NOSCRIPT -> EVAL)", async () => {
     h = await host({ configuration: glrConfig(), redis: { url: redis.url } });
+    await client.function("FLUSH");
     await client.script("FLUSH");
     await client.config("RESETSTAT");
     const { s } = postChat(h);
     await h.redisIdle();
     expect(s.forwarded!.upstream.via).toBe("override");
     const stats = await client.info("commandstats");
+    expect(stats).toMatch(/cmdstat_fcall:calls=1,.*failed_calls=1/);
     expect(stats).toMatch(/cmdstat_evalsha:calls=1,/);
     expect(stats).toMatch(/cmdstat_eval:calls=1,/);
   });
@@ -240,7 +243,7 @@ describe("Redis unavailable", () => {
     const later = postChat(h).s;
     // Past breakerOpenSeconds a pick still does not wait on Redis (it would wait the whole pick
     // deadline while Redis is away): only the tick's TIME probe, next test, closes the breaker.
-    expect(h.redisCalls.filter((c) => c.text.includes("EVALSHA")).length).toBe(0);
+    expect(h.redisCalls.filter((c) => isScriptQuery(c.text)).length).toBe(0);
     expect(later.forwarded!.upstream.via).toBe("override");
   });
 
@@ -256,7 +259,7 @@ describe("Redis unavailable", () => {
     probes[0].reply("*2\r\n$10\r\n1795000000\r\n$6\r\n250000\r\n");
     const next = postChat(h).s;
     expect(next.forwarded).toBeNull(); // routed through Redis again, 59 s before the breaker would have allowed it
-    const acquire = h.redisCalls.filter((c) => c.text.includes("EVALSHA"));
+    const acquire = h.redisCalls.filter((c) => isScriptQuery(c.text));
     expect(acquire.length).toBe(1);
     // The probe taught the plugin Redis's clock: the acquire carries a deadline in it.
     expect(acquire[0].text).toMatch(/\r\n1795000\d{6}\r\n$/);

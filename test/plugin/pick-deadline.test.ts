@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { CLUSTER, glrConfig, host, hosts, postChat } from "./harness.js";
 import type { TestHost } from "../../host-test/facade/index.js";
 import type { RecordedRedisCall } from "../../host-test/facade/callouts.js";
+import { isScriptQuery } from "../helpers/script-calls.js";
 
 const NS = `{llmlb:llm:${CLUSTER}}`;
 let h: TestHost | null = null;
@@ -97,9 +98,9 @@ describe("pick deadline", () => {
     h.advance(24);
     expect(misses(h)).toBe(2);
     expect(h.metric("llmlb_redis_breakers_open", {})).toBe(1);
-    const sent = h.redisCalls.filter((c) => c.text.includes("EVALSHA")).length;
+    const sent = h.redisCalls.filter((c) => isScriptQuery(c.text)).length;
     expect(postChat(h).s.forwarded!.upstream.via).toBe("override");
-    expect(h.redisCalls.filter((c) => c.text.includes("EVALSHA")).length).toBe(sent);
+    expect(h.redisCalls.filter((c) => isScriptQuery(c.text)).length).toBe(sent);
   });
 
   it("deadline misses count toward the breaker: after breakerFailures misses picks skip Redis", async () => {

@@ -8,6 +8,7 @@ import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
 import { CLUSTER, glrConfig, host, hosts, postChat } from "./harness.js";
 import { A, B, METRICS_CLUSTER, chat, makeHost, metricsConfig, vllmBody } from "../metrics-policy/harness.js";
 import type { TestHost } from "../../host-test/facade/index.js";
+import { isScriptQuery } from "../helpers/script-calls.js";
 
 let redis: RedisFixture;
 let client: Redis;
@@ -104,7 +105,7 @@ describe("Redis trouble", () => {
     probes[0].reply("*2\r\n$10\r\n1795000000\r\n$6\r\n250000\r\n");
     expect(gauge()).toBe(0); // Redis answers again: the breaker closed
     postChat(h);
-    h.redisCalls.filter((c) => c.text.includes("EVALSHA"))[0].reply("*4\r\n$2\r\nOK\r\n$13\r\n10.0.0.1:8000\r\n$1\r\n0\r\n$0\r\n\r\n");
+    h.redisCalls.filter((c) => isScriptQuery(c.text))[0].reply("*4\r\n$2\r\nOK\r\n$13\r\n10.0.0.1:8000\r\n$1\r\n0\r\n$0\r\n\r\n");
     expect(picks(h, "global_least_request", "least_request")).toBe(1);
   });
 

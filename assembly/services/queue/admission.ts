@@ -17,9 +17,10 @@ import { LbRequest, PRIORITY_HIGH, PRIORITY_LOW } from "../request/request";
 import { Verdict } from "../request/verdict";
 import { Stats } from "../stats";
 import * as gen from "../../generated/lua";
+import { LUA_LIBRARY } from "../lease/scripts";
 import * as host from "../../host/calls";
 
-export const QUEUE_SCRIPT = new LuaScript("queue", gen.QUEUE_SOURCE, gen.QUEUE_SHA);
+export const QUEUE_SCRIPT = new LuaScript("queue", gen.QUEUE_SOURCE, gen.QUEUE_SHA, LUA_LIBRARY);
 
 const POLLS_PER_TICK = 256;
 

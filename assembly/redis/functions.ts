@@ -1,0 +1,82 @@
+// Redis functions (Redis >= 7.0): the plugin's scripts are also one function library
+// (scripts/lua-bundle.mjs luaLibrary), called with FCALL. A script sent as EVALSHA runs lib.lua's
+// definitions again on every call; a function finds them made once, when its library loaded
+// (about a fifth of an acquire's time in Redis, bench/RESULTS.md section 5).
+// What is decided here, per Redis client:
+// - FCALL while nothing says otherwise; "Function not found" (a new library version, a Redis that
+//   restarted empty or was flushed) re-sends that call as EVALSHA and loads the library once
+//   (FUNCTION LOAD, at most every LOAD_RETRY_MS; "already exists" is success: another gateway was
+//   first). Script calls go as EVALSHA while the load is in flight.
+// - EVALSHA for good (until the next configuration) when Redis refuses functions: Redis < 7
+//   (unknown command), an ACL without FCALL or FUNCTION (NOPERM), a proxy that does not pass them,
+//   a load that fails otherwise, or a library that is gone again within FORGETS_WITHIN_MS of its
+//   load (a proxy spreading calls over servers that do not share functions).
+// A function's own error reply (the script refused its arguments) is the caller's, as with EVALSHA.
+
+export class LuaLibrary {
+  /** source: the text FUNCTION LOAD takes (starts with `#!lua name=<name>`). */
+  constructor(public name: string, public source: string) {}
+}
+
+export const LOAD_RETRY_MS: f64 = 5000;
+export const FORGETS_WITHIN_MS: f64 = 10000;
+
+/** What to do with an FCALL's error reply. */
+export const FN_ERROR_IS_THE_SCRIPTS: i32 = 0;
+export const FN_RESEND: i32 = 1;
+export const FN_RESEND_AND_LOAD: i32 = 2;
+
+/** Whether Redis's error reply says this server (or this user) cannot run FCALL / FUNCTION. */
+export function refusesFunctions(err: string): bool {
+  if (err.startsWith("NOPERM")) return true;
+  const low = err.toLowerCase();
+  return low.includes("unknown command") || low.includes("not supported") || low.includes("unsupported");
+}
+
+export class FunctionSupport {
+  /** Set once functions are given up; the text says why (logged once). */
+  offReason: string = "";
+  private off: bool = false;
+  private loading: bool = false;
+  private lastLoadMs: f64 = -1e18;
+  private loadedMs: f64 = -1e18;
+
+  /** Whether the next script call goes as FCALL. */
+  use(): bool { return !this.off && !this.loading; }
+
+  isOff(): bool { return this.off; }
+
+  /** An FCALL sent at sentMs came back with the error reply err. */
+  onCallError(err: string, sentMs: f64, now: f64): i32 {
+    const missing = err.startsWith("ERR Function not found");
+    if (this.off) return missing || refusesFunctions(err) ? FN_RESEND : FN_ERROR_IS_THE_SCRIPTS; // an FCALL sent before
+    if (missing) {
+      if (sentMs >= this.loadedMs && now - this.loadedMs < FORGETS_WITHIN_MS) {
+        this.stop("the library loaded " + (<i64>(now - this.loadedMs)).toString() + " ms ago is not found");
+        return FN_RESEND;
+      }
+      if (this.loading || now - this.lastLoadMs < LOAD_RETRY_MS) return FN_RESEND;
+      this.loading = true;
+      this.lastLoadMs = now;
+      return FN_RESEND_AND_LOAD;
+    }
+    if (refusesFunctions(err)) { this.stop(err); return FN_RESEND; }
+    return FN_ERROR_IS_THE_SCRIPTS;
+  }
+
+  /** The FUNCTION LOAD could not be sent. */
+  loadNotSent(): void { this.loading = false; }
+
+  /** FUNCTION LOAD's reply (ok = false: network failure or timeout, retried on a later miss). */
+  onLoadReply(ok: bool, isError: bool, err: string, now: f64): void {
+    this.loading = false;
+    if (!ok) return;
+    if (!isError || err.includes("already exists")) { this.loadedMs = now; return; }
+    this.stop(err);
+  }
+
+  private stop(reason: string): void {
+    this.off = true;
+    this.offReason = reason.length > 160 ? reason.substring(0, 160) + "..." : reason;
+  }
+}

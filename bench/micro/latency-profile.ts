@@ -22,6 +22,7 @@ const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 // Per-request accumulators, reset before each request.
 let inImports = 0;
 const perImport = new Map<string, number>();
+const importCalls = new Map<string, number>();
 let inWasm = 0;
 let inRedis = 0;
 let callbacks = 0;
@@ -57,6 +58,7 @@ const Instance = WebAssembly.Instance;
         const dt = nowMs() - t0;
         inImports += dt;
         perImport.set(name, (perImport.get(name) ?? 0) + dt);
+        importCalls.set(name, (importCalls.get(name) ?? 0) + 1);
       }
     };
   }
@@ -100,7 +102,7 @@ try {
   for (let i = 0; i < requests + 50; i++) {
     const b = await post(plain.url, body);
     if (i === 50) perCallback.clear();
-    if (i === 50) perImport.clear();
+    if (i === 50) { perImport.clear(); importCalls.clear(); }
     inWasm = 0; inRedis = 0; callbacks = 0; inImports = 0;
     const t = await post(glr.url, body);
     // Ticks and stats flushes between requests are not this request's: only count while it ran.
@@ -113,13 +115,15 @@ try {
   console.log(`| no plugin: client round trip | ${f(pct(base, 0.5))} | ${f(pct(base, 0.9))} |`);
   console.log(`| global_least_request: client round trip | ${f(pct(total, 0.5))} | ${f(pct(total, 0.9))} |`);
   console.log(`| added (p50 of the difference per pair) | ${f(pct(total.map((t, i) => t - base[i]), 0.5))} | ${f(pct(total.map((t, i) => t - base[i]), 0.9))} |`);
-  console.log(`| of which the Redis round trip (EVALSHA, one call) | ${f(pct(rtt, 0.5))} | ${f(pct(rtt, 0.9))} |`);
+  console.log(`| of which the Redis round trip (the acquire, one call) | ${f(pct(rtt, 0.5))} | ${f(pct(rtt, 0.9))} |`);
   console.log(`| of which inside the plugin's callbacks (Wasm + host imports), ${pct(calls, 0.5)} callbacks | ${f(pct(wasm, 0.5))} | ${f(pct(wasm, 0.9))} |`);
   console.log(`| of those: in host imports called by the plugin | ${f(pct(imports, 0.5))} | ${f(pct(imports, 0.9))} |`);
   console.log(`| of those: the plugin's own Wasm code | ${f(pct(wasm.map((w, i) => w - imports[i]), 0.5))} | ${f(pct(wasm.map((w, i) => w - imports[i]), 0.9))} |`);
   console.log(`| the rest: Node host work and event-loop turns | ${f(pct(rest, 0.5))} | ${f(pct(rest, 0.9))} |`);
-  console.log("\n| host import | ms per request (mean) |\n|---|---|");
-  for (const [name, t] of [...perImport].sort((a, b) => b[1] - a[1]).slice(0, 8)) console.log(`| ${name} | ${f(t / requests)} |`);
+  console.log("\n| host import | calls per request | ms per request (mean) |\n|---|---|---|");
+  for (const [name, t] of [...perImport].sort((a, b) => b[1] - a[1]).slice(0, 12)) {
+    console.log(`| ${name} | ${((importCalls.get(name) ?? 0) / requests).toFixed(2)} | ${f(t / requests)} |`);
+  }
   console.log("\n| callback (outermost) | calls per request | p50 ms | p90 ms | total ms per request |\n|---|---|---|---|---|");
   for (const [name, xs] of [...perCallback].sort((a, b) => b[1].reduce((x, y) => x + y, 0) - a[1].reduce((x, y) => x + y, 0))) {
     console.log(`| ${name} | ${(xs.length / requests).toFixed(2)} | ${f(pct(xs, 0.5))} | ${f(pct(xs, 0.9))} | ${f(xs.reduce((x, y) => x + y, 0) / requests)} |`);

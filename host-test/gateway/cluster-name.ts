@@ -25,6 +25,12 @@ function splitQuery(name: string): { head: string; query: string } {
   return q < 0 ? { head: name, query: "" } : { head: name.slice(0, q), query: name.slice(q + 1) };
 }
 
+/** The cluster lookup name alone (everything before the first `?`): cheap, for every call. */
+export function redisLookupName(name: string): string {
+  const q = name.indexOf("?");
+  return q < 0 ? name : name.slice(0, q);
+}
+
 /** The host strips everything after `?` for the lookup and uses `db` for SELECT (higress-abi.md). */
 export function parseRedisClusterName(name: string): RedisClusterName {
   const { head, query } = splitQuery(name);

@@ -11,7 +11,7 @@ import { WasmResult } from "../abi/constants.js";
 import type { HeaderMap } from "../abi/header-map.js";
 import type { HostBackend, HttpCalloutRequest, HttpCalloutResponse, RouteMatch, UpstreamHostInfo } from "../abi/backend.js";
 import { eligibleHosts } from "../abi/upstream-selection.js";
-import { parseRedisClusterName } from "./cluster-name.js";
+import { redisLookupName } from "./cluster-name.js";
 import { matchRoute, type ClusterConfig, type GatewayConfig, type RouteConfig } from "./config.js";
 import { routeCluster } from "./cluster-header.js";
 import type { HealthChecker } from "./health.js";
@@ -60,7 +60,7 @@ export class GatewayBackend implements HostBackend {
   route(name: string | null): RouteConfig | undefined { return this.cfg.routes.find((r) => r.name === name); }
 
   private redisEndpoint(cluster: string): RedisEndpoint | null {
-    const c = this.cluster(parseRedisClusterName(cluster).lookup);
+    const c = this.cluster(redisLookupName(cluster));
     if (!c || c.type !== "redis") return null;
     const { host, port } = splitAddress(c.endpoints[0]);
     return { host, port, connectTimeoutMs: c.connect_timeout_ms };

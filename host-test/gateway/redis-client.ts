@@ -64,6 +64,7 @@ interface Connection {
   pending: PendingCall[];
   inbox: Buffer;
   timer: NodeJS.Timeout | null;
+  timerMs: number;
   /** Encoded requests not yet written (Envoy's encoder buffer) and its flush timer. */
   outbox: Buffer[];
   outboxBytes: number;
@@ -102,7 +103,7 @@ export class RedisClusterClient {
   private connect(): Connection {
     const socket = net.connect({ host: this.opts.host, port: this.opts.port });
     socket.setNoDelay(true); // Envoy sets TCP_NODELAY on upstream Redis connections.
-    const conn: Connection = { socket, ready: false, pending: [], inbox: Buffer.alloc(0), timer: null, outbox: [], outboxBytes: 0, flushTimer: null, wire: [], wireTurn: null };
+    const conn: Connection = { socket, ready: false, pending: [], inbox: Buffer.alloc(0), timer: null, timerMs: 0, outbox: [], outboxBytes: 0, flushTimer: null, wire: [], wireTurn: null };
     this.conn = conn;
     this.armTimer(conn, this.opts.connectTimeoutMs ?? this.opts.timeoutMs);
     socket.on("connect", () => this.onConnected(conn));
@@ -211,8 +212,11 @@ export class RedisClusterClient {
   }
 
   private armTimer(conn: Connection, ms: number): void {
+    // Re-armed with the same duration: refresh() restarts it from now, as a new timer would.
+    if (conn.timer !== null && conn.timerMs === ms) { conn.timer.refresh(); return; }
     this.disarmTimer(conn);
     conn.timer = setTimeout(() => this.fail(conn), ms);
+    conn.timerMs = ms;
   }
 
   private disarmTimer(conn: Connection): void {

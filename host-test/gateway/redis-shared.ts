@@ -14,7 +14,7 @@
 // Inputs: the worker index (VM index), the cluster name as the guest passed it, the endpoint.
 // Failure behaviour: never throws; closing fails the calls of the closed client (NetworkError).
 import { REDIS_DEFAULT_TIMEOUT_MS, REDIS_FLUSH_DEFAULTS, type EnvoyProfile } from "../abi/envoy-profile.js";
-import { parseRedisClusterName } from "./cluster-name.js";
+import { parseRedisClusterName, redisLookupName } from "./cluster-name.js";
 import { RedisClusterClient } from "./redis-client.js";
 
 export interface RedisEndpoint { host: string; port: number; connectTimeoutMs?: number }
@@ -60,7 +60,7 @@ export class SharedRedisClients {
 
   constructor(private readonly profile: Pick<EnvoyProfile, "redisReinit" | "redisFlushParams">) {}
 
-  private key(worker: number, clusterName: string): string { return `${worker}|${parseRedisClusterName(clusterName).lookup}`; }
+  private key(worker: number, clusterName: string): string { return `${worker}|${redisLookupName(clusterName)}`; }
 
   init(worker: number, clusterName: string, username: string, password: string, timeoutMs: number, endpoint: RedisEndpoint): void {
     const key = this.key(worker, clusterName);

@@ -5,7 +5,7 @@
 //  - the Redis round trip of each call (RedisClusterClient.call: write to reply).
 // The rest of the added time is the Node host's own work around the callbacks (buffering the
 // body, header maps, the upstream override, timers) and event-loop turns (the Redis reply is a
-// separate I/O event), which Envoy does in C++. Run: npx tsx bench/micro/latency-profile.ts [n]
+// separate I/O event), which Envoy does in C++. Run: npx tsx bench/micro/latency-profile.ts [n] [--light]
 // (add node --cpu-prof through NODE_OPTIONS for a profile).
 import http from "node:http";
 import { startRedis } from "../../host-test/redis-server.js";
@@ -29,8 +29,11 @@ let callbacks = 0;
 const perCallback = new Map<string, number[]>();
 let depth = 0;
 
+// --light: only the Redis round trip is timed (no per-callback or per-import wrappers, whose own
+// cost lands inside "added"): the un-inflated added latency beyond one round trip.
+const light = process.argv.includes("--light");
 const invoke = WasmVm.prototype.invoke;
-WasmVm.prototype.invoke = function (this: WasmVm, name: string, contextId: number, args: Array<number | bigint>) {
+if (!light) WasmVm.prototype.invoke = function (this: WasmVm, name: string, contextId: number, args: Array<number | bigint>) {
   if (depth > 0) return invoke.call(this, name, contextId, args);
   depth++;
   const t0 = nowMs();
@@ -48,7 +51,7 @@ WasmVm.prototype.invoke = function (this: WasmVm, name: string, contextId: numbe
 // Host imports (the host's work the plugin asks for: header maps, Redis writes, continuing the
 // stream, which here also starts the upstream request) timed inside the callbacks.
 const Instance = WebAssembly.Instance;
-(WebAssembly as { Instance: unknown }).Instance = function (module: WebAssembly.Module, imports: WebAssembly.Imports) {
+if (!light) (WebAssembly as { Instance: unknown }).Instance = function (module: WebAssembly.Module, imports: WebAssembly.Imports) {
   const env = imports.env as Record<string, unknown>;
   for (const [name, fn] of Object.entries(env)) {
     if (typeof fn !== "function") continue;
@@ -82,7 +85,7 @@ function post(url: string, body: string): Promise<number> {
   });
 }
 
-const requests = Number(process.argv[2] ?? 600);
+const requests = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 600);
 const redis = await startRedis();
 const fleet = await startSimFleet(4, { profile: "tiny", timeScale: 1000 });
 const endpoints = fleet.pods.map((p) => `${p.host}:${p.port}`);

@@ -1,7 +1,8 @@
 // Whether script calls go as FCALL (redis/functions.ts): which error replies mean "no functions
 // here", when the library is loaded, and when functions are given up.
 import {
-  FunctionSupport, FN_ERROR_IS_THE_SCRIPTS, FN_RESEND, FN_RESEND_AND_LOAD, FORGETS_WITHIN_MS, LOAD_RETRY_MS, refusesFunctions,
+  FunctionSupport, FN_ERROR_IS_THE_SCRIPTS, FN_RESEND, FN_RESEND_AND_LOAD, FORGETS_WITHIN_MS, LOAD_RETRY_MS, LOST_BEFORE_PROBE,
+  refusesFunctions,
 } from "../redis/functions";
 
 describe("refusesFunctions", () => {
@@ -11,10 +12,12 @@ describe("refusesFunctions", () => {
     expect(refusesFunctions("NOPERM User nofn has no permissions to run the 'fcall' command")).toBe(true);
     expect(refusesFunctions("ERR command FCALL not supported")).toBe(true);
     expect(refusesFunctions("ERR Unsupported command")).toBe(true);
+    expect(refusesFunctions("ERR handle request, command 'FCALL' is not allowed")).toBe(true);
   });
   it("leaves the scripts' own errors and transient states to the caller", () => {
     expect(refusesFunctions("ERR acquire: cost must be an integer")).toBe(false);
     expect(refusesFunctions("OOM command not allowed when used memory > 'maxmemory'.")).toBe(false);
+    expect(refusesFunctions("READONLY You can't write against a read only replica.")).toBe(false);
     expect(refusesFunctions("BUSY Redis is busy running a script.")).toBe(false);
     expect(refusesFunctions("LOADING Redis is loading the dataset in memory")).toBe(false);
   });
@@ -72,5 +75,26 @@ describe("FunctionSupport", () => {
     expect(f.onCallError("ERR unknown command 'FCALL'", 0, 2)).toBe(FN_RESEND);
     expect(f.use()).toBe(false);
     expect(f.onCallError("ERR Function not found", 0, 1e9)).toBe(FN_RESEND); // never loads again
+  });
+  it("a proxy that drops FCALL: lost FCALLs before any reply, then an EVALSHA answered, end functions", () => {
+    const f = new FunctionSupport();
+    for (let i = 0; i < LOST_BEFORE_PROBE - 1; i++) { f.onLost(true); expect(f.use()).toBe(true); }
+    f.onLost(true);
+    expect(f.use()).toBe(false); // the next script call is the EVALSHA probe
+    f.onReplied(false);
+    expect(f.isOff()).toBe(true);
+    expect(f.offReason.includes("lost")).toBe(true);
+  });
+  it("an outage is not a proxy: the probe lost too puts FCALL back, and losses after a reply count for nothing", () => {
+    const f = new FunctionSupport();
+    for (let i = 0; i < LOST_BEFORE_PROBE; i++) f.onLost(true);
+    f.onLost(false); // the EVALSHA probe lost as well: the network
+    expect(f.use()).toBe(true);
+    expect(f.isOff()).toBe(false);
+    f.onReplied(true); // an FCALL answered: confirmed
+    for (let i = 0; i < 10; i++) f.onLost(true);
+    expect(f.use()).toBe(true);
+    f.onReplied(false);
+    expect(f.isOff()).toBe(false);
   });
 });

@@ -254,6 +254,7 @@ export class RedisClient {
     this.observer.replied(now - call.startedMs);
     const script = call.script;
     if (script !== null && call.viaFunction && reply.isError() && this.resendWithoutFunction(call, script, reply.str, now)) return true;
+    if (script !== null) this.noteReplied(call.viaFunction);
     if (script !== null && reply.isError() && reply.str.startsWith("NOSCRIPT")) {
       // The script cache was flushed or this is a new server: send the text once, same handler.
       const again = new PendingCall(call.handler, call.startedMs, null, [], [], true, call.waitMs);
@@ -281,6 +282,12 @@ export class RedisClient {
     const again = new PendingCall(call.handler, call.startedMs, script, call.keys, call.args, true, call.waitMs);
     if (!this.send(evalCommand("EVALSHA", script.sha, call.keys, call.args), again, now)) call.handler.onReply(false, null);
     return true;
+  }
+
+  private noteReplied(viaFunction: bool): void {
+    const wasOff = this.functions.isOff();
+    this.functions.onReplied(viaFunction);
+    if (!wasOff && this.functions.isOff()) this.warnFunctionsOff();
   }
 
   /** FUNCTION LOAD of the library, in the background (a failure does not feed the breaker). */
@@ -363,6 +370,7 @@ export class RedisClient {
   }
 
   private fail(call: PendingCall, now: f64, kind: i32): void {
+    if (call.script !== null) this.functions.onLost(call.viaFunction);
     this.noteFailure(kind, now, call.counted);
     call.handler.onReply(false, null);
   }

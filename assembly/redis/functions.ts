@@ -11,6 +11,10 @@
 //   (unknown command), an ACL without FCALL or FUNCTION (NOPERM), a proxy that does not pass them,
 //   a load that fails otherwise, or a library that is gone again within FORGETS_WITHIN_MS of its
 //   load (a proxy spreading calls over servers that do not share functions).
+// - A proxy may also close the connection on a command it does not know (twemproxy does): before
+//   any FCALL got a reply, LOST_BEFORE_PROBE FCALLs lost in a row send the next script call as
+//   EVALSHA; if that one gets a reply, FCALL is what fails: EVALSHA for good. If it is lost too,
+//   the network is at fault and FCALL goes on. Once an FCALL got a reply, losses are outages.
 // A function's own error reply (the script refused its arguments) is the caller's, as with EVALSHA.
 
 export class LuaLibrary {
@@ -20,6 +24,7 @@ export class LuaLibrary {
 
 export const LOAD_RETRY_MS: f64 = 5000;
 export const FORGETS_WITHIN_MS: f64 = 10000;
+export const LOST_BEFORE_PROBE: i32 = 3;
 
 /** What to do with an FCALL's error reply. */
 export const FN_ERROR_IS_THE_SCRIPTS: i32 = 0;
@@ -30,7 +35,8 @@ export const FN_RESEND_AND_LOAD: i32 = 2;
 export function refusesFunctions(err: string): bool {
   if (err.startsWith("NOPERM")) return true;
   const low = err.toLowerCase();
-  return low.includes("unknown command") || low.includes("not supported") || low.includes("unsupported");
+  return low.includes("unknown command") || low.includes("not supported") || low.includes("unsupported")
+    || low.includes("is not allowed");
 }
 
 export class FunctionSupport {
@@ -40,9 +46,34 @@ export class FunctionSupport {
   private loading: bool = false;
   private lastLoadMs: f64 = -1e18;
   private loadedMs: f64 = -1e18;
+  /** An FCALL got a reply (any: a function's own error too) on this client. */
+  private confirmed: bool = false;
+  /** FCALLs lost in a row before any reply; the EVALSHA probe is out. */
+  private lost: i32 = 0;
+  private probing: bool = false;
 
   /** Whether the next script call goes as FCALL. */
-  use(): bool { return !this.off && !this.loading; }
+  use(): bool { return !this.off && !this.loading && !this.probing; }
+
+  /** A script call got a reply (via FCALL or as EVALSHA / EVAL). */
+  onReplied(viaFunction: bool): void {
+    if (viaFunction) { this.confirmed = true; this.lost = 0; return; }
+    if (this.probing) {
+      this.probing = false;
+      this.stop(LOST_BEFORE_PROBE.toString() + " FCALLs lost (connection closed) where EVALSHA gets a reply");
+    }
+  }
+
+  /** A script call was lost (network error, timeout): no reply. */
+  onLost(viaFunction: bool): void {
+    if (this.off || this.confirmed) return;
+    if (!viaFunction) {
+      if (this.probing) { this.probing = false; this.lost = 0; } // the network, not FCALL
+      return;
+    }
+    this.lost++;
+    if (this.lost >= LOST_BEFORE_PROBE) this.probing = true;
+  }
 
   isOff(): bool { return this.off; }
 

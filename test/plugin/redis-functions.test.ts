@@ -136,6 +136,40 @@ describe("a Redis that refuses functions", () => {
   });
 });
 
+describe("a proxy that closes the connection on FCALL (twemproxy)", () => {
+  const verb = (c: { query: Buffer }) => (parseReply(c.query) as string[])[0];
+
+  it("three FCALLs lost before any reply, then an EVALSHA answered: EVALSHA for good", async () => {
+    h = await host({ configuration: glrConfig({ breakerFailures: 10 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    for (let i = 0; i < 3; i++) {
+      const { s } = postChat(h);
+      const [call] = h.redisCalls;
+      expect(verb(call)).toBe("FCALL");
+      call.fail(); // the proxy drops the connection
+      expect(s.forwarded!.upstream.via).toBe("override"); // local fallback
+    }
+    const { s } = postChat(h);
+    const [probe] = h.redisCalls;
+    expect(verb(probe)).toBe("EVALSHA");
+    probe.reply("*3\r\n$2\r\nOK\r\n$13\r\n10.0.0.2:8000\r\n$1\r\n0\r\n");
+    expect(s.forwarded!.upstream.address).toBe("10.0.0.2:8000");
+    postChat(h);
+    expect(verb(h.redisCalls.at(-1)!)).toBe("EVALSHA");
+    expect(h.logMessages().filter((m) => m.includes("scripts go as EVALSHA, not FCALL") && m.includes("lost"))).toHaveLength(1);
+  });
+
+  it("an outage loses the EVALSHA probe too: FCALL goes on", async () => {
+    h = await host({ configuration: glrConfig({ breakerFailures: 10 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    for (let i = 0; i < 3; i++) { postChat(h); h.redisCalls[0].fail(); }
+    postChat(h);
+    expect(verb(h.redisCalls[0])).toBe("EVALSHA");
+    h.redisCalls[0].fail();
+    postChat(h);
+    expect(verb(h.redisCalls[0])).toBe("FCALL");
+    expect(h.logMessages().some((m) => m.includes("not FCALL"))).toBe(false);
+  });
+});
+
 describe("replies that are not about functions", () => {
   it("a function's own error reply reaches the pick as EVALSHA's would: fallback, nothing re-sent", async () => {
     h = await host({ configuration: glrConfig(), redis: "record", clusters: { [CLUSTER]: hosts(2) } });

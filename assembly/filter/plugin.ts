@@ -16,6 +16,8 @@ import { Xorshift } from "../util/prng";
 // 500 ms: the healer and the Redis probe run every tick, so a dead gateway's leases leave within
 // leaseTTL + 250 ms (bucket) + 500 ms, and routing through Redis resumes within 500 ms of its return.
 const TICK_MS: u32 = 500;
+/** The tick while predicted_latency holds requests (sloHoldMs) and no pick deadline is shorter. */
+const HOLD_TICK_MS: i64 = 10;
 
 export class Plugin {
   config: PluginConfig = new PluginConfig();
@@ -45,6 +47,8 @@ export class Plugin {
     this.config = cfg;
     const old = this.clients.values();
     for (let i = 0; i < old.length; i++) old[i].retire();
+    const oldPolicies = this.policies.values();
+    for (let i = 0; i < oldPolicies.length; i++) oldPolicies[i].retire();
     this.clients.clear();
     this.pools.clear();
     this.policies.clear();
@@ -64,6 +68,8 @@ export class Plugin {
         const t = max<i64>(1, c.pickDeadlineMs / 5);
         fastMs = fastMs == 0 ? t : min(fastMs, t);
       }
+      // Held requests (predicted_latency's sloHoldMs) are re-evaluated on the short tick.
+      if (c.slo.holdMs > 0) { needTick = true; fastMs = fastMs == 0 ? HOLD_TICK_MS : min(fastMs, HOLD_TICK_MS); }
       if (c.usesRedis() && c.queue.capacity > 0) queuePollMs = queuePollMs == 0 ? c.queue.pollMs : min(queuePollMs, c.queue.pollMs);
       this.services.candidates.addStatic(c);
     }
@@ -129,7 +135,7 @@ export class Plugin {
     if (this.baseTickMs == 0) return;
     // After a tick the host re-arms the timer one period on (Envoy's tickHandler).
     if (fromTick) this.armedAtMs = now;
-    let waiting = false;
+    let waiting = this.services.heldStreams > 0;
     const clients = this.clients.values();
     for (let i = 0; i < clients.length && !waiting; i++) waiting = clients[i].waiting > 0;
     const dueIn: f64 = waiting ? <f64>this.fastTickMs : Math.max(1, this.lastFullTickMs + <f64>this.baseTickMs - now);
@@ -144,6 +150,10 @@ export class Plugin {
   tick(now: f64): void {
     const clients = this.clients.values();
     for (let i = 0; i < clients.length; i++) clients[i].expireWaits(now);
+    if (this.services.heldStreams > 0) {
+      const policies = this.policies.values();
+      for (let i = 0; i < policies.length; i++) policies[i].onTick(now);
+    }
     // Short ticks (picks waiting) only expire deadlines; the rest runs at the configured period.
     if (now - this.lastFullTickMs >= <f64>this.baseTickMs * 0.9) {
       this.lastFullTickMs = now;

@@ -31,4 +31,10 @@ export abstract class Policy {
   onResponseBody(_r: LbRequest, _chunk: Uint8Array, _endOfStream: bool): void {}
 
   onStreamDone(_r: LbRequest): void {}
+
+  /** Every tick while Services.heldStreams > 0 (requests a policy holds itself). */
+  onTick(_now: f64): void {}
+
+  /** A new configuration replaces this policy: let go of any request it holds. */
+  retire(): void {}
 }

@@ -14,6 +14,8 @@ export class Services {
   /** Gateway-side queueing (queueCapacity > 0). */
   readonly queue: AdmissionQueue;
   private metrics: MetricsRuntime | null = null;
+  /** Requests a policy holds at the gateway (predicted_latency's sloHoldMs): the tick runs fast. */
+  heldStreams: i32 = 0;
 
   constructor(public rng: Xorshift, public stats: Stats, public accounting: Accounting) {
     this.queue = new AdmissionQueue(stats);
@@ -24,6 +26,7 @@ export class Services {
     this.candidates.reset();
     this.queue.reset();
     this.metrics = null;
+    this.heldStreams = 0;
     this.accounting.observer = null;
   }
 

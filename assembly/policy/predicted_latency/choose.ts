@@ -28,6 +28,11 @@ export class Choice {
   constructor(public index: i32, public reason: string) {}
 }
 
+/** Whether a choice's reason says the host meets the SLO by the mode's rule (not exploring). */
+export function isSloFit(reason: string): bool {
+  return reason == "slo_tpot_fit" || reason == "slo_best_fit" || reason == "slo_most_headroom";
+}
+
 /** Random draws for one choice: `explore` in [0, 1), `pick` any u32. */
 export class Draws {
   constructor(public explore: f64, public pick: u32) {}

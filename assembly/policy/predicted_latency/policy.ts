@@ -28,9 +28,10 @@ import { PrefixWrites, recordPrefix } from "../endpoint_metrics/prefix_io";
 import { prefixScores } from "../endpoint_metrics/prefix_signal";
 import { baseObservation, clipObservation, ttftFeatures, tpotFeatures } from "./model";
 import { ModelStore, PoolModel } from "./store";
-import { chooseBySlo, Draws, NO_MODEL, PICK_BEST_FIT, PICK_MOST_HEADROOM, PICK_TPOT_FIT, SHED } from "./choose";
+import { Choice, chooseBySlo, Draws, isSloFit, NO_MODEL, PICK_BEST_FIT, PICK_MOST_HEADROOM, PICK_TPOT_FIT, SHED } from "./choose";
 import { OpenStream } from "./open_streams";
 import { CountsPart, FRESH_COUNTS_MAX, PickReads, PickReadsDone, PrefixPart } from "./pick_reads";
+import { HeldRequest, HoldList } from "./hold";
 
 class ReadsDone extends PickReadsDone {
   constructor(public policy: PredictedLatencyPolicy, public r: LbRequest, public c: CandidateSet) { super(); }
@@ -46,6 +47,34 @@ function sloOf(header: string, def: f64): f64 {
   return isFinite(n) && n > 0 ? n : def;
 }
 
+/** One evaluation of the candidates for a request: the predictions and the choice. */
+class Evaluation {
+  ttft: f64[];
+  decideTtft: f64[];
+  tpot: f64[];
+  inflight: f64[];
+  uncached: f64[];
+  base: f64[];
+  wait: f64[];
+  prefill: f64[];
+  eligible: bool[];
+  choice: Choice = new Choice(NO_MODEL, "");
+  at: i32 = 0;
+  /** Late binding: no pod meets the SLO and none has a free slot (held). */
+  late: bool = false;
+  constructor(n: i32, public expected: f64) {
+    this.ttft = new Array<f64>(n);
+    this.decideTtft = new Array<f64>(n);
+    this.tpot = new Array<f64>(n);
+    this.inflight = new Array<f64>(n);
+    this.uncached = new Array<f64>(n);
+    this.base = new Array<f64>(n);
+    this.wait = new Array<f64>(n);
+    this.prefill = new Array<f64>(n);
+    this.eligible = new Array<bool>(n);
+  }
+}
+
 function fmt(v: f64): string {
   return isNaN(v) ? "na" : (Math.round(v * 10) / 10).toString();
 }
@@ -56,6 +85,7 @@ export class PredictedLatencyPolicy extends Policy {
   private readonly keyOptions: KeyOptions;
   private readonly writes: PrefixWrites = new PrefixWrites();
   private observations: Map<usize, OpenStream> = new Map();
+  private readonly held: HoldList = new HoldList();
 
   constructor(cfg: LbConfig, services: Services) {
     super(cfg, services);
@@ -110,8 +140,30 @@ export class PredictedLatencyPolicy extends Policy {
   }
 
   private pick(r: LbRequest, c: CandidateSet, reads: PickReads): Verdict {
-    const keys = reads.keys;
-    const values = reads.values;
+    const s = this.cfg.slo;
+    const sloTtft = sloOf(s.ttftHeader, s.ttftMs);
+    const sloTpot = sloOf(s.tpotHeader, s.tpotMs);
+    const e = this.evaluate(r, c, reads, 0, sloTtft, sloTpot);
+    if (e === null) return Verdict.Rejected;
+    if (this.mayHold(e, 0)) {
+      // Later evaluations use the tracker's counts (the tick's read and this VM's changes since):
+      // this read only grows older.
+      reads.counts = null;
+      const h = new HeldRequest(r, c, reads, host.nowMillis(), sloTtft, sloTpot);
+      h.late = e.late;
+      this.held.add(h);
+      this.services.heldStreams++;
+      return Verdict.Pending;
+    }
+    return this.commit(r, c, reads, e, 0);
+  }
+
+  /**
+   * Predictions for every candidate and the choice, for a request held heldMs so far (its TTFT
+   * SLO is that much shorter). null: the request was shed (every host over the limit, or no host
+   * meets a sheddable request's SLO); r.port.shed was called.
+   */
+  private evaluate(r: LbRequest, c: CandidateSet, reads: PickReads, heldMs: f64, sloTtft: f64, sloTpot: f64): Evaluation | null {
     const counts = reads.counts;
     const pool = r.pool;
     const s = this.cfg.slo;
@@ -121,20 +173,10 @@ export class PredictedLatencyPolicy extends Policy {
     const promptTokens: f64 = body !== null && !body.truncated ? <f64>((body.promptChars() + 3) / 4) : 0;
     let expected: f64 = body !== null ? body.numberField("max_tokens") : 0;
     if (expected <= 0) expected = <f64>s.expectedOutputTokens;
-    const share = prefixScores(values, c.hosts);
+    const share = prefixScores(reads.values, c.hosts);
     const model = this.store.of(r.pool);
     const models = model.modelsFor(c.hosts);
-    const ttft = new Array<f64>(n);
-    // What the choice compares: a wait for a slot is the least certain part (it depends on when
-    // the running requests end), so it counts (1 + sloQueueMargin) times.
-    const decideTtft = new Array<f64>(n);
-    const tpot = new Array<f64>(n);
-    const inflight = new Array<f64>(n);
-    const uncached = new Array<f64>(n);
-    const base = new Array<f64>(n);
-    const wait = new Array<f64>(n);
-    const prefill = new Array<f64>(n);
-    const eligible = new Array<bool>(n);
+    const e = new Evaluation(n, expected);
     const now = host.nowMillis();
     const fallbackTokens = <f64>s.expectedOutputTokens;
     const local = this.services.accounting.local;
@@ -144,34 +186,123 @@ export class PredictedLatencyPolicy extends Policy {
         ? this.runtime.inflight.inflightFromRead(pool, c.hosts[i], counts[i], reads.netAtSend[i], local)
         : this.runtime.inflight.inflight(pool, c.hosts[i], local);
       const m = models[i];
-      inflight[i] = q;
-      uncached[i] = promptTokens * (1.0 - share[i]);
-      prefill[i] = model.streams.prefillAhead(c.hosts[i], now);
-      base[i] = m.predictTtft(uncached[i], q, slots, 0, prefill[i]);
-      wait[i] = model.streams.waitFor(c.hosts[i], q, <i32>slots, m.predictTpot(slots, slots), base[i], fallbackTokens, now);
-      ttft[i] = base[i] + wait[i];
-      decideTtft[i] = ttft[i] + s.queueMargin * wait[i];
-      tpot[i] = m.predictTpot(q, slots);
-      eligible[i] = r.limit <= 0 || q + <f64>r.cost <= <f64>r.limit;
-      if (eligible[i]) anyEligible = true;
+      e.inflight[i] = q;
+      e.uncached[i] = promptTokens * (1.0 - share[i]);
+      e.prefill[i] = model.streams.prefillAhead(c.hosts[i], now);
+      e.base[i] = m.predictTtft(e.uncached[i], q, slots, 0, e.prefill[i]);
+      e.wait[i] = model.streams.waitFor(c.hosts[i], q, <i32>slots, m.predictTpot(slots, slots), e.base[i], fallbackTokens, now);
+      e.ttft[i] = e.base[i] + e.wait[i];
+      // What the choice compares: a wait for a slot is the least certain part (it depends on when
+      // the running requests end), so it counts (1 + sloQueueMargin) times.
+      e.decideTtft[i] = e.ttft[i] + s.queueMargin * e.wait[i];
+      e.tpot[i] = m.predictTpot(q, slots);
+      e.eligible[i] = r.limit <= 0 || q + <f64>r.cost <= <f64>r.limit;
+      if (e.eligible[i]) anyEligible = true;
     }
-    if (!anyEligible) { r.port.shed("limit"); return Verdict.Rejected; }
+    if (!anyEligible) { r.port.shed("limit"); return null; }
     const rng = this.services.rng;
     const draws = new Draws(rng.nextFloat(), <u32>(rng.next() >> 32));
-    const choice = chooseBySlo(decideTtft, tpot, eligible, sloOf(s.ttftHeader, s.ttftMs), sloOf(s.tpotHeader, s.tpotMs),
+    // Held: what is left of the TTFT SLO (a hair above 0 once spent, so no host meets it).
+    const ttftLeft = sloTtft > 0 ? max(1e-3, sloTtft - heldMs) : 0.0;
+    const choice = chooseBySlo(e.decideTtft, e.tpot, e.eligible, ttftLeft, sloTpot,
       pickMode(s.pick), s.exploration, r.priority == PRIORITY_LOW, expected, draws);
-    if (choice.index == SHED) { r.port.shed("slo_unmet"); return Verdict.Rejected; }
-    let at = choice.index;
-    if (at == NO_MODEL) at = fewestInflight(inflight, eligible, draws.pick);
+    if (choice.index == SHED) { r.port.shed("slo_unmet"); return null; }
+    e.choice = choice;
+    e.at = choice.index == NO_MODEL ? fewestInflight(e.inflight, e.eligible, draws.pick) : choice.index;
+    if (this.holding() && choice.reason == "slo_unmet") this.lateToFreeSlot(e, ttftLeft, sloTpot, draws);
+    return e;
+  }
+
+  private holding(): bool { return this.cfg.slo.holdMs > 0 && this.cfg.slo.batchSlots > 0; }
+
+  /**
+   * Late binding, a request no pod can serve in time: it goes only to a pod with a free slot (the
+   * least late of those), so it never queues in front of requests still on time; with none free
+   * it is held (e.late).
+   */
+  private lateToFreeSlot(e: Evaluation, ttftLeft: f64, sloTpot: f64, draws: Draws): void {
+    const slots = <f64>this.cfg.slo.batchSlots;
+    const free = new Array<bool>(e.eligible.length);
+    let any = false;
+    for (let i = 0; i < free.length; i++) { free[i] = e.eligible[i] && e.inflight[i] < slots; if (free[i]) any = true; }
+    e.late = true;
+    if (!any) return;
+    const c = chooseBySlo(e.decideTtft, e.tpot, free, ttftLeft, sloTpot, pickMode(this.cfg.slo.pick), 0, false, e.expected, draws);
+    if (c.index < 0) return;
+    e.at = c.index;
+    e.choice = new Choice(c.index, "slo_unmet_free_slot");
+    e.late = false;
+  }
+
+  /**
+   * Late binding: hold the request while the pod chosen for it has no free batch slot (every slot
+   * taken by the fleet's requests in flight there), the choice met its SLO, and it has been held
+   * less than sloHoldMs. A request no pod can serve in time any more goes at once (least late).
+   */
+  private mayHold(e: Evaluation, heldMs: f64): bool {
+    const s = this.cfg.slo;
+    if (!this.holding() || heldMs >= <f64>s.holdMs) return false;
+    if (e.late) return true;
+    if (!isSloFit(e.choice.reason)) return false;
+    return e.inflight[e.at] >= <f64>s.batchSlots;
+  }
+
+  /** Sends the request to the chosen host: its open stream, the prefix levels, the lease. */
+  private commit(r: LbRequest, c: CandidateSet, reads: PickReads, e: Evaluation, heldMs: f64): Verdict {
+    const at = e.at;
+    const now = host.nowMillis();
+    const model = this.store.of(r.pool);
     const chosen = c.hosts[at];
-    const b = base[at];
-    const stream = new OpenStream(chosen, now, expected, uncached[at], inflight[at], wait[at], isFinite(b) ? max(0.0, b) : 0.0, ttft[at], tpot[at], prefill[at]);
+    const b = e.base[at];
+    const stream = new OpenStream(chosen, now, e.expected, e.uncached[at], e.inflight[at], e.wait[at], isFinite(b) ? max(0.0, b) : 0.0,
+      e.ttft[at], e.tpot[at], e.prefill[at]);
     this.observations.set(changetype<usize>(r), stream);
     model.streams.add(stream);
     this.runtime.inflight.notePick(r.pool, chosen, <f64>r.cost);
-    if (keys.length > 0) recordPrefix(this.cfg, r, keys, values, chosen, this.writes);
+    if (reads.keys.length > 0) recordPrefix(this.cfg, r, reads.keys, reads.values, chosen, this.writes);
+    // The TTFT reported is the client's as predicted now: the time held plus the pod's.
     return this.services.accounting.acquireHost(r, c, chosen,
-      "predicted_latency:" + choice.reason + ":ttft=" + fmt(ttft[at]) + ":tpot=" + fmt(tpot[at]) + ":q=" + fmt(inflight[at]) + ":wait=" + fmt(wait[at]));
+      "predicted_latency:" + e.choice.reason + ":ttft=" + fmt(heldMs + e.ttft[at]) + ":tpot=" + fmt(e.tpot[at]) + ":q=" + fmt(e.inflight[at])
+      + ":wait=" + fmt(e.wait[at]) + (heldMs > 0 ? ":held=" + fmt(heldMs) : ""));
+  }
+
+  /**
+   * Re-evaluates the held requests in deadline order: each goes once its pod has a free slot. The
+   * ones still on time go first; then the late ones take what slots are left.
+   */
+  private releaseHeld(now: f64): void {
+    for (let pass = 0; pass < 2; pass++) {
+      let i = 0;
+      while (i < this.held.length) {
+        const h = this.held.entries[i];
+        if (pass == 1 && !h.late) { i++; continue; }
+        if (!h.r.port.enterAsync()) { this.dropHeld(i); continue; } // the client left
+        const heldMs = now - h.sinceMs;
+        const e = this.evaluate(h.r, h.c, h.reads, heldMs, h.sloTtft, h.sloTpot);
+        if (e !== null && pass == 0 && e.choice.reason.startsWith("slo_unmet")) { h.late = true; i++; continue; } // after the on-time ones
+        if (e !== null && this.mayHold(e, heldMs)) { h.late = e.late; i++; continue; }
+        this.dropHeld(i);
+        h.r.port.finishAsync(e === null ? Verdict.Rejected : this.commit(h.r, h.c, h.reads, e, heldMs));
+      }
+    }
+  }
+
+  private dropHeld(i: i32): void {
+    this.held.removeAt(i);
+    this.services.heldStreams--;
+  }
+
+  onTick(now: f64): void {
+    if (this.held.length > 0) this.releaseHeld(now);
+  }
+
+  /** Replaced by a new configuration: the requests held go on at once, to the route's own balancing. */
+  retire(): void {
+    while (this.held.length > 0) {
+      const h = this.held.removeAt(0);
+      this.services.heldStreams--;
+      h.r.port.resumePass();
+    }
   }
 
   onResponseHeaders(r: LbRequest, status: i32): void {
@@ -193,6 +324,14 @@ export class PredictedLatencyPolicy extends Policy {
   }
 
   onStreamDone(r: LbRequest): void {
+    const heldAt = this.held.indexOf(r);
+    if (heldAt >= 0) this.dropHeld(heldAt); // ended while held (client gone): never sent
+    this.learn(r);
+    // A stream ended: a batch slot may have freed for a held request.
+    if (this.held.length > 0) this.releaseHeld(host.nowMillis());
+  }
+
+  private learn(r: LbRequest): void {
     const k = changetype<usize>(r);
     if (!this.observations.has(k)) return;
     const o = this.observations.get(k);

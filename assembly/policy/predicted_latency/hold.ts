@@ -1,0 +1,48 @@
+// predicted_latency's late binding (`sloHoldMs` > 0): a request whose chosen pod has no free batch
+// slot waits at the gateway instead of in that pod's FCFS queue, so that when a slot frees the
+// request that needs it first gets it (earliest deadline first), and a request can still go to
+// whichever pod frees first. This list keeps the held requests of one VM in deadline order
+// (arrival + TTFT SLO; none: last), FIFO among equal deadlines. The policy re-evaluates them when
+// one of its streams ends (a slot freed) and on every tick while any is held.
+// Pure bookkeeping: no host calls.
+import { LbRequest } from "../../services/request/request";
+import { CandidateSet } from "../../services/candidates/candidates";
+import { PickReads } from "./pick_reads";
+
+export class HeldRequest {
+  constructor(public r: LbRequest, public c: CandidateSet, public reads: PickReads, public sinceMs: f64,
+    public sloTtft: f64, public sloTpot: f64) {}
+
+  /** At its last evaluation no pod could serve it in time (it yields to the ones still on time). */
+  late: bool = false;
+
+  /** When its TTFT SLO runs out (Infinity without one). */
+  get deadlineMs(): f64 { return this.sloTtft > 0 ? this.sinceMs + this.sloTtft : Infinity; }
+}
+
+export class HoldList {
+  entries: HeldRequest[] = [];
+
+  get length(): i32 { return this.entries.length; }
+
+  /** Inserts after every entry with a deadline no later than its own. */
+  add(h: HeldRequest): void {
+    const d = h.deadlineMs;
+    this.entries.push(h);
+    let at = this.entries.length - 1;
+    while (at > 0 && this.entries[at - 1].deadlineMs > d) { this.entries[at] = this.entries[at - 1]; at--; }
+    this.entries[at] = h;
+  }
+
+  removeAt(i: i32): HeldRequest {
+    const h = this.entries[i];
+    this.entries.splice(i, 1);
+    return h;
+  }
+
+  /** Index of r's entry, -1 when it is not held. */
+  indexOf(r: LbRequest): i32 {
+    for (let i = 0; i < this.entries.length; i++) if (this.entries[i].r === r) return i;
+    return -1;
+  }
+}

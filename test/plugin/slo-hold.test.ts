@@ -1,0 +1,154 @@
+// predicted_latency's late binding (sloHoldMs): a request whose chosen pod has no free batch slot
+// waits at the gateway, not in that pod's queue; it goes when a slot frees (earliest deadline
+// first), after sloHoldMs at the latest; a client that leaves while held costs nothing. Through
+// the host facade with a real Redis and a manual clock (pods of one slot, the model taught by
+// a few streamed responses first).
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { Redis } from "ioredis";
+import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
+import { CLUSTER, host, hosts, postChat, CHAT_BODY } from "./harness.js";
+import type { TestHost, TestStream } from "../../host-test/facade/index.js";
+
+let redis: RedisFixture;
+let client: Redis;
+let h: TestHost | null = null;
+
+const suite = useRedisSuite();
+beforeAll(() => { redis = suite.server; client = suite.redis; });
+afterEach(async () => { h?.close(); h = null; await client.flushall(); });
+
+const NS = `{llmlb:llm:${CLUSTER}}`;
+const LOOSE = { "x-slo-ttft-ms": "5000", "x-slo-tpot-ms": "1000" };
+const TIGHT = { "x-slo-ttft-ms": "3000", "x-slo-tpot-ms": "1000" };
+const CHUNK = 'data: {"choices":[{"delta":{"content":"a"}}]}\n\n';
+
+function sloConfig(extra: Record<string, unknown> = {}): object {
+  return {
+    lb_policy: "predicted_latency",
+    lb_config: { serviceFQDN: "redis.static", servicePort: 6379, timeout: 500, modelBatchSlots: 1, sloHoldMs: 2000, sloExploration: 0, debugHeader: "x-llmlb-debug", ...extra },
+  };
+}
+
+/** The upstream starts streaming: headers and a first token. */
+function start(s: TestStream): void {
+  s.sendResponseHeaders({ ":status": "200", "content-type": "text/event-stream" });
+  s.sendResponseBody(CHUNK, false);
+}
+
+/** The upstream finishes the stream. */
+function finish(s: TestStream): void {
+  s.sendResponseBody(CHUNK, false);
+  s.sendResponseBody("data: [DONE]\n\n", true);
+  s.complete();
+}
+
+/** Requests served one at a time, so every host has observations (TTFT 20 ms, TPOT 10 ms). */
+async function teach(hh: TestHost): Promise<void> {
+  for (let i = 0; i < 8; i++) {
+    const { s } = postChat(hh, CHAT_BODY, LOOSE);
+    await hh.redisIdle();
+    hh.advance(20);
+    start(s);
+    hh.advance(10);
+    finish(s);
+    await hh.redisIdle();
+  }
+}
+
+/** Both pods busy with one open stream each: every slot taken. */
+async function fill(hh: TestHost): Promise<Map<string, TestStream>> {
+  const open = new Map<string, TestStream>();
+  for (let i = 0; i < 2; i++) {
+    const { s } = postChat(hh, CHAT_BODY, LOOSE);
+    await hh.redisIdle();
+    expect(s.forwarded).not.toBeNull();
+    start(s);
+    open.set(s.forwarded!.upstream.address!, s);
+  }
+  expect(open.size).toBe(2);
+  return open;
+}
+
+describe("late binding (sloHoldMs)", () => {
+  it("holds a request while its pod is full and sends it to the first pod whose slot frees", async () => {
+    h = await host({ configuration: sloConfig(), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(2) } });
+    await teach(h);
+    const open = await fill(h);
+    const { s } = postChat(h, CHAT_BODY, LOOSE);
+    await h.redisIdle();
+    expect(s.forwarded).toBeNull(); // held at the gateway: no lease taken yet
+    expect(await client.zscore(`${NS}:load`, "10.0.0.1:8000")).toBe("1");
+    h.advance(30);
+    const [firstHost, firstStream] = [...open][1];
+    finish(firstStream);
+    await h.redisIdle();
+    expect(s.forwarded!.upstream.address).toBe(firstHost);
+    start(s);
+    expect(s.response.headers["x-llmlb-debug"]).toMatch(/held=3\d/);
+  });
+
+  it("gives a freed slot to the earliest deadline, not the first held", async () => {
+    h = await host({ configuration: sloConfig(), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(2) } });
+    await teach(h);
+    const open = [...(await fill(h)).values()];
+    const loose = postChat(h, CHAT_BODY, LOOSE).s;
+    h.advance(5);
+    const tight = postChat(h, CHAT_BODY, TIGHT).s;
+    await h.redisIdle();
+    expect(loose.forwarded).toBeNull();
+    expect(tight.forwarded).toBeNull();
+    finish(open[0]);
+    await h.redisIdle();
+    expect(tight.forwarded).not.toBeNull();
+    expect(loose.forwarded).toBeNull();
+    finish(open[1]);
+    await h.redisIdle();
+    expect(loose.forwarded).not.toBeNull();
+  });
+
+  it("sends a held request after sloHoldMs even if no slot freed", async () => {
+    h = await host({ configuration: sloConfig({ sloHoldMs: 300 }), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(2) } });
+    await teach(h);
+    await fill(h);
+    const { s } = postChat(h, CHAT_BODY, LOOSE);
+    await h.redisIdle();
+    h.advance(250);
+    await h.redisIdle();
+    expect(s.forwarded).toBeNull();
+    h.advance(60); // a tick past 300 ms held
+    await h.redisIdle();
+    expect(s.forwarded).not.toBeNull();
+  });
+
+  it("a client that leaves while held takes no slot and no lease", async () => {
+    h = await host({ configuration: sloConfig(), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(2) } });
+    await teach(h);
+    const open = [...(await fill(h)).values()];
+    const { s } = postChat(h, CHAT_BODY, LOOSE);
+    await h.redisIdle();
+    s.abort();
+    finish(open[0]);
+    finish(open[1]);
+    await h.redisIdle();
+    expect(s.forwarded).toBeNull();
+    const load = await client.zrange(`${NS}:load`, 0, -1, "WITHSCORES");
+    expect(load.filter((_, i) => i % 2 === 1).map(Number)).toEqual([0, 0]);
+    expect(h.vms.every((vm) => !vm.failed)).toBe(true);
+  });
+
+  it("without sloHoldMs the same request goes at once to a full pod", async () => {
+    h = await host({ configuration: sloConfig({ sloHoldMs: 0 }), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(2) } });
+    await teach(h);
+    await fill(h);
+    const { s } = postChat(h, CHAT_BODY, LOOSE);
+    await h.redisIdle();
+    expect(s.forwarded).not.toBeNull();
+  });
+});
+
+describe("sloHoldMs configuration", () => {
+  it("is refused without modelBatchSlots, naming both keys", async () => {
+    h = await host({ configuration: sloConfig({ modelBatchSlots: 0 }), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(2) } });
+    expect(h.logMessages().some((m) => m.includes("lb_config.sloHoldMs") && m.includes("modelBatchSlots"))).toBe(true);
+  });
+});

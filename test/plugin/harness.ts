@@ -1,6 +1,9 @@
 // Shared set-up for plugin tests through the host facade: the built release module, a cluster of
 // hosts, and Higress-shaped configurations.
+import { afterEach, beforeAll } from "vitest";
+import type { Redis } from "ioredis";
 import { TestHost, type HostSpec, type TestHostOptions } from "../../host-test/facade/index.js";
+import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
 
 export const WASM = "build/ai-load-balancer.wasm";
 export const CLUSTER = "outbound|8000||vllm.static";
@@ -37,4 +40,21 @@ export async function advanceWithIo(h: TestHost, ms: number, step = 250): Promis
     h.advance(Math.min(step, ms - done));
     await h.redisIdle();
   }
+}
+
+/** A suite's real Redis, a client to it, and the test's host (closed and Redis flushed after each test). */
+export interface RedisHostSuite { redis: RedisFixture; client: Redis; host: TestHost | null }
+
+/** `cleanup`: more to reset after each test (e.g. FUNCTION FLUSH). */
+export function useRedisHost(cleanup?: (client: Redis) => Promise<unknown>): RedisHostSuite {
+  const suite = useRedisSuite();
+  const t = { host: null } as RedisHostSuite;
+  beforeAll(() => { t.redis = suite.server; t.client = suite.redis; });
+  afterEach(async () => {
+    t.host?.close();
+    t.host = null;
+    await t.client.flushall();
+    if (cleanup) await cleanup(t.client);
+  });
+  return t;
 }

@@ -3,33 +3,19 @@
 // good where Redis refuses functions (an ACL, Redis < 7, a proxy), and a function's own error
 // reply handed to the caller like EVALSHA's. Real Redis where it can say it; record mode for the
 // replies this Redis 7 cannot give (an unknown FCALL command).
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { Redis } from "ioredis";
-import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
-import { CLUSTER, advanceWithIo, glrConfig, host, hosts, postChat } from "./harness.js";
+import { describe, expect, it } from "vitest";
+import { CLUSTER, advanceWithIo, glrConfig, host, hosts, postChat, useRedisHost } from "./harness.js";
 import type { TestHost } from "../../host-test/facade/index.js";
 import { LIBRARY_NAME, LIBRARY_SOURCE } from "../../assembly/generated/lua.js";
 import { scriptOf } from "../helpers/script-calls.js";
 import { parseReply } from "../../host-test/resp.js";
 
-let redis: RedisFixture;
-let client: Redis;
-let h: TestHost | null = null;
-
-const suite = useRedisSuite();
-beforeAll(() => { redis = suite.server; client = suite.redis; });
-afterEach(async () => {
-  h?.close();
-  h = null;
-  await client.flushall();
-  await client.function("FLUSH");
-  await client.script("FLUSH");
-});
+const t = useRedisHost(async (client) => { await client.function("FLUSH"); await client.script("FLUSH"); });
 
 /** Calls per command since the last RESETSTAT (INFO commandstats; "function|load" as function_load). */
 async function commandCalls(): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const m of (await client.info("commandstats")).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) out[m[1].replace("|", "_")] = Number(m[2]);
+  for (const m of (await t.client.info("commandstats")).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) out[m[1].replace("|", "_")] = Number(m[2]);
   return out;
 }
 
@@ -43,30 +29,30 @@ async function pick(hh: TestHost): Promise<string> {
   return s.forwarded!.upstream.address!;
 }
 
-const libraries = async () => ((await client.function("LIST")) as unknown[][]).map((lib) => String(lib[1]));
+const libraries = async () => ((await t.client.function("LIST")) as unknown[][]).map((lib) => String(lib[1]));
 
 describe("functions on a Redis that has them", () => {
   it("a Redis without the library: the first pick goes again as EVALSHA, the library loads, later picks are one FCALL", async () => {
-    h = await host({ configuration: glrConfig({ failurePenalty: 0 }), redis: { url: redis.url } });
-    await client.config("RESETSTAT");
+    const h = t.host = await host({ configuration: glrConfig({ failurePenalty: 0 }), redis: { url: t.redis.url } });
+    await t.client.config("RESETSTAT");
     await pick(h);
     expect(await libraries()).toEqual([LIBRARY_NAME]);
     const first = await commandCalls();
     expect(first.evalsha).toBeGreaterThanOrEqual(1); // the FCALL that missed, re-sent
     expect(first.function_load).toBe(1); // one FUNCTION LOAD
-    await client.config("RESETSTAT");
+    await t.client.config("RESETSTAT");
     for (let i = 0; i < 3; i++) await pick(h);
     const later = await commandCalls();
     expect(later.fcall).toBe(6); // 3 acquires + 3 releases
     expect(later.evalsha ?? 0).toBe(0);
     expect(later.eval ?? 0).toBe(0);
-    expect(await client.zcard(`{llmlb:llm:${CLUSTER}}:leases`)).toBe(0);
+    expect(await t.client.zcard(`{llmlb:llm:${CLUSTER}}:leases`)).toBe(0);
   });
 
   it("a library another gateway loaded: every call is an FCALL from the first", async () => {
-    await client.function("LOAD", LIBRARY_SOURCE);
-    h = await host({ configuration: glrConfig(), redis: { url: redis.url } });
-    await client.config("RESETSTAT");
+    await t.client.function("LOAD", LIBRARY_SOURCE);
+    const h = t.host = await host({ configuration: glrConfig(), redis: { url: t.redis.url } });
+    await t.client.config("RESETSTAT");
     await pick(h);
     const calls = await commandCalls();
     expect(calls.fcall).toBe(2);
@@ -75,16 +61,16 @@ describe("functions on a Redis that has them", () => {
   });
 
   it("a Redis that lost its functions long after the load gets the library again; lost again at once, EVALSHA for good", async () => {
-    h = await host({ configuration: glrConfig(), redis: { url: redis.url } });
+    const h = t.host = await host({ configuration: glrConfig(), redis: { url: t.redis.url } });
     await pick(h);
     await advanceWithIo(h, 11_000); // the load is now older than FORGETS_WITHIN_MS
-    await client.function("FLUSH"); // e.g. a restart of a Redis without persistence
+    await t.client.function("FLUSH"); // e.g. a restart of a Redis without persistence
     await pick(h);
     expect(await libraries()).toEqual([LIBRARY_NAME]); // loaded again
-    await client.function("FLUSH"); // gone again within seconds: functions do not stick here
+    await t.client.function("FLUSH"); // gone again within seconds: functions do not stick here
     await pick(h);
     expect(h.logMessages().some((m) => m.includes("scripts go as EVALSHA, not FCALL") && m.includes("not found"))).toBe(true);
-    await client.config("RESETSTAT");
+    await t.client.config("RESETSTAT");
     await pick(h);
     const calls = await commandCalls();
     expect(calls.fcall ?? 0).toBe(0);
@@ -95,10 +81,10 @@ describe("functions on a Redis that has them", () => {
 
 describe("a Redis that refuses functions", () => {
   it("an ACL without FCALL (NOPERM): EVALSHA for good, picks unaffected, one warning", async () => {
-    await client.call("ACL", "SETUSER", "nofn", "on", ">s3cret", "~*", "&*", "+@all", "-fcall", "-function");
+    await t.client.call("ACL", "SETUSER", "nofn", "on", ">s3cret", "~*", "&*", "+@all", "-fcall", "-function");
     try {
-      h = await host({ configuration: glrConfig({ username: "nofn", password: "s3cret" }), redis: { url: redis.url } });
-      await client.config("RESETSTAT");
+      const h = t.host = await host({ configuration: glrConfig({ username: "nofn", password: "s3cret" }), redis: { url: t.redis.url } });
+      await t.client.config("RESETSTAT");
       const picked = new Set<string>();
       for (let i = 0; i < 4; i++) picked.add(await pick(h));
       expect(picked.size).toBeGreaterThan(1);
@@ -111,12 +97,12 @@ describe("a Redis that refuses functions", () => {
       expect(warnings[0]).not.toContain("s3cret");
       expect(h.metric("llmlb_picks_total", { policy: "global_least_request", reason: "least_request" })).toBe(4);
     } finally {
-      await client.call("ACL", "DELUSER", "nofn");
+      await t.client.call("ACL", "DELUSER", "nofn");
     }
   });
 
   it("Redis < 7 (unknown command FCALL): the same call goes again as EVALSHA with the same keys and arguments", async () => {
-    h = await host({ configuration: glrConfig(), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    const h = t.host = await host({ configuration: glrConfig(), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
     const { s } = postChat(h);
     const [fcall] = h.redisCalls;
     const sent = parseReply(fcall.query) as string[];
@@ -140,7 +126,7 @@ describe("a proxy that closes the connection on FCALL (twemproxy)", () => {
   const verb = (c: { query: Buffer }) => (parseReply(c.query) as string[])[0];
 
   it("three FCALLs lost before any reply, then an EVALSHA answered: EVALSHA for good", async () => {
-    h = await host({ configuration: glrConfig({ breakerFailures: 10 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    const h = t.host = await host({ configuration: glrConfig({ breakerFailures: 10 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
     for (let i = 0; i < 3; i++) {
       const { s } = postChat(h);
       const [call] = h.redisCalls;
@@ -159,7 +145,7 @@ describe("a proxy that closes the connection on FCALL (twemproxy)", () => {
   });
 
   it("an outage loses the EVALSHA probe too: FCALL goes on", async () => {
-    h = await host({ configuration: glrConfig({ breakerFailures: 10 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    const h = t.host = await host({ configuration: glrConfig({ breakerFailures: 10 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
     for (let i = 0; i < 3; i++) { postChat(h); h.redisCalls[0].fail(); }
     postChat(h);
     expect(verb(h.redisCalls[0])).toBe("EVALSHA");
@@ -172,7 +158,7 @@ describe("a proxy that closes the connection on FCALL (twemproxy)", () => {
 
 describe("replies that are not about functions", () => {
   it("a function's own error reply reaches the pick as EVALSHA's would: fallback, nothing re-sent", async () => {
-    h = await host({ configuration: glrConfig(), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    const h = t.host = await host({ configuration: glrConfig(), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
     const { s } = postChat(h);
     expect(h.redisCalls).toHaveLength(1);
     h.redisCalls[0].reply("-ERR acquire: cost must be an integer\r\n");
@@ -184,7 +170,7 @@ describe("replies that are not about functions", () => {
   });
 
   it("FUNCTION LOAD answered 'already exists' (another gateway was first) counts as loaded, not as an error", async () => {
-    h = await host({ configuration: glrConfig(), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    const h = t.host = await host({ configuration: glrConfig(), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
     postChat(h);
     h.redisCalls[0].reply("-ERR Function not found\r\n");
     const load = h.redisCalls.find((c) => (parseReply(c.query) as string[])[0] === "FUNCTION")!;

@@ -3,19 +3,11 @@
 // first), after sloHoldMs at the latest; a client that leaves while held costs nothing. Through
 // the host facade with a real Redis and a manual clock (pods of one slot, the model taught by
 // a few streamed responses first).
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { Redis } from "ioredis";
-import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
-import { CLUSTER, host, hosts, postChat, CHAT_BODY } from "./harness.js";
+import { describe, expect, it } from "vitest";
+import { CLUSTER, host, hosts, postChat, CHAT_BODY, useRedisHost } from "./harness.js";
 import type { TestHost, TestStream } from "../../host-test/facade/index.js";
 
-let redis: RedisFixture;
-let client: Redis;
-let h: TestHost | null = null;
-
-const suite = useRedisSuite();
-beforeAll(() => { redis = suite.server; client = suite.redis; });
-afterEach(async () => { h?.close(); h = null; await client.flushall(); });
+const t = useRedisHost();
 
 const NS = `{llmlb:llm:${CLUSTER}}`;
 const LOOSE = { "x-slo-ttft-ms": "5000", "x-slo-tpot-ms": "1000" };
@@ -69,15 +61,20 @@ async function fill(hh: TestHost): Promise<Map<string, TestStream>> {
   return open;
 }
 
+/** A host on two one-slot pods, its model taught, both pods busy with an open stream each. */
+async function fullHost(extra: Record<string, unknown> = {}): Promise<{ h: TestHost; open: Map<string, TestStream> }> {
+  const h = t.host = await host({ configuration: sloConfig(extra), redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(2) } });
+  await teach(h);
+  return { h, open: await fill(h) };
+}
+
 describe("late binding (sloHoldMs)", () => {
   it("holds a request while its pod is full and sends it to the first pod whose slot frees", async () => {
-    h = await host({ configuration: sloConfig(), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(2) } });
-    await teach(h);
-    const open = await fill(h);
+    const { h, open } = await fullHost();
     const { s } = postChat(h, CHAT_BODY, LOOSE);
     await h.redisIdle();
     expect(s.forwarded).toBeNull(); // held at the gateway: no lease taken yet
-    expect(await client.zscore(`${NS}:load`, "10.0.0.1:8000")).toBe("1");
+    expect(await t.client.zscore(`${NS}:load`, "10.0.0.1:8000")).toBe("1");
     h.advance(30);
     const [firstHost, firstStream] = [...open][1];
     finish(firstStream);
@@ -88,9 +85,8 @@ describe("late binding (sloHoldMs)", () => {
   });
 
   it("gives a freed slot to the earliest deadline, not the first held", async () => {
-    h = await host({ configuration: sloConfig(), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(2) } });
-    await teach(h);
-    const open = [...(await fill(h)).values()];
+    const { h, open: byHost } = await fullHost();
+    const open = [...byHost.values()];
     const loose = postChat(h, CHAT_BODY, LOOSE).s;
     h.advance(5);
     const tight = postChat(h, CHAT_BODY, TIGHT).s;
@@ -107,9 +103,7 @@ describe("late binding (sloHoldMs)", () => {
   });
 
   it("sends a held request after sloHoldMs even if no slot freed", async () => {
-    h = await host({ configuration: sloConfig({ sloHoldMs: 300 }), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(2) } });
-    await teach(h);
-    await fill(h);
+    const { h } = await fullHost({ sloHoldMs: 300 });
     const { s } = postChat(h, CHAT_BODY, LOOSE);
     await h.redisIdle();
     h.advance(250);
@@ -121,9 +115,8 @@ describe("late binding (sloHoldMs)", () => {
   });
 
   it("a client that leaves while held takes no slot and no lease", async () => {
-    h = await host({ configuration: sloConfig(), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(2) } });
-    await teach(h);
-    const open = [...(await fill(h)).values()];
+    const { h, open: byHost } = await fullHost();
+    const open = [...byHost.values()];
     const { s } = postChat(h, CHAT_BODY, LOOSE);
     await h.redisIdle();
     s.abort();
@@ -131,15 +124,13 @@ describe("late binding (sloHoldMs)", () => {
     finish(open[1]);
     await h.redisIdle();
     expect(s.forwarded).toBeNull();
-    const load = await client.zrange(`${NS}:load`, 0, -1, "WITHSCORES");
+    const load = await t.client.zrange(`${NS}:load`, 0, -1, "WITHSCORES");
     expect(load.filter((_, i) => i % 2 === 1).map(Number)).toEqual([0, 0]);
     expect(h.vms.every((vm) => !vm.failed)).toBe(true);
   });
 
   it("without sloHoldMs the same request goes at once to a full pod", async () => {
-    h = await host({ configuration: sloConfig({ sloHoldMs: 0 }), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(2) } });
-    await teach(h);
-    await fill(h);
+    const { h } = await fullHost({ sloHoldMs: 0 });
     const { s } = postChat(h, CHAT_BODY, LOOSE);
     await h.redisIdle();
     expect(s.forwarded).not.toBeNull();
@@ -148,7 +139,7 @@ describe("late binding (sloHoldMs)", () => {
 
 describe("sloHoldMs configuration", () => {
   it("is refused without modelBatchSlots, naming both keys", async () => {
-    h = await host({ configuration: sloConfig({ modelBatchSlots: 0 }), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(2) } });
+    const h = t.host = await host({ configuration: sloConfig({ modelBatchSlots: 0 }), redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(2) } });
     expect(h.logMessages().some((m) => m.includes("lb_config.sloHoldMs") && m.includes("modelBatchSlots"))).toBe(true);
   });
 });

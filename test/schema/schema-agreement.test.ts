@@ -101,6 +101,9 @@ const CROSS_KEY_CASES: Case[] = [
   { name: "rule with an unknown key", config: { _rules_: [{ _match_route_: ["r"], lb_policy: "header", _match_path_: ["/"] }] } },
   { name: "rule match list with a number", config: { _rules_: [{ _match_service_: [5], lb_policy: "header" }] } },
   { name: "rule: prefix_cache without Redis", config: { _rules_: [{ _match_route_: ["r"], lb_policy: "prefix_cache" }] } },
+  { name: "sloHoldMs without modelBatchSlots", config: { ...BASE, lb_policy: "predicted_latency", lb_config: { ...BASE.lb_config, sloHoldMs: 2000 } } },
+  { name: "sloHoldMs with modelBatchSlots", config: { ...BASE, lb_policy: "predicted_latency", lb_config: { ...BASE.lb_config, sloHoldMs: 2000, modelBatchSlots: 4 } } },
+  { name: "sloHoldMs 0 without modelBatchSlots", config: { ...BASE, lb_policy: "predicted_latency", lb_config: { ...BASE.lb_config, sloHoldMs: 0 } } },
 ];
 
 function documentedConfigs(): Case[] {

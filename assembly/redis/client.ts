@@ -278,9 +278,10 @@ export class RedisClient {
     const action = this.functions.onCallError(err, call.startedMs, now);
     if (action == fns.FN_ERROR_IS_THE_SCRIPTS) return false;
     if (!wasOff && this.functions.isOff()) this.warnFunctionsOff();
-    if (action == fns.FN_RESEND_AND_LOAD) this.loadLibrary(script.library!, now);
     const again = new PendingCall(call.handler, call.startedMs, script, call.keys, call.args, true, call.waitMs);
     if (!this.send(evalCommand("EVALSHA", script.sha, call.keys, call.args), again, now)) call.handler.onReply(false, null);
+    // After the re-sent call: Redis compiles the library (~2 ms) without delaying it.
+    if (action == fns.FN_RESEND_AND_LOAD) this.loadLibrary(script.library!, now);
     return true;
   }
 

@@ -15,6 +15,8 @@ export class HeldRequest {
 
   /** At its last evaluation no pod could serve it in time (it yields to the ones still on time). */
   late: bool = false;
+  /** The host it waits for (its last evaluation's choice). */
+  host: string = "";
 
   /** When its TTFT SLO runs out (Infinity without one). */
   get deadlineMs(): f64 { return this.sloTtft > 0 ? this.sinceMs + this.sloTtft : Infinity; }
@@ -38,6 +40,18 @@ export class HoldList {
     const h = this.entries[i];
     this.entries.splice(i, 1);
     return h;
+  }
+
+  /** Held requests on time with a deadline no later than `deadlineMs`, counted by the host they wait for. */
+  aheadOf(deadlineMs: f64): Map<string, f64> {
+    const out = new Map<string, f64>();
+    for (let i = 0; i < this.entries.length; i++) {
+      const h = this.entries[i];
+      if (h.deadlineMs > deadlineMs) break;
+      if (h.late || h.host.length == 0) continue;
+      out.set(h.host, (out.has(h.host) ? out.get(h.host) : 0.0) + 1.0);
+    }
+    return out;
   }
 
   /** Index of r's entry, -1 when it is not held. */

@@ -143,14 +143,17 @@ export class PredictedLatencyPolicy extends Policy {
     const s = this.cfg.slo;
     const sloTtft = sloOf(s.ttftHeader, s.ttftMs);
     const sloTpot = sloOf(s.tpotHeader, s.tpotMs);
-    const e = this.evaluate(r, c, reads, 0, sloTtft, sloTpot);
+    const now = host.nowMillis();
+    const deadline = sloTtft > 0 ? now + sloTtft : Infinity;
+    const e = this.evaluate(r, c, reads, 0, sloTtft, sloTpot, this.holding() ? this.held.aheadOf(deadline) : null);
     if (e === null) return Verdict.Rejected;
     if (this.mayHold(e, 0)) {
       // Later evaluations use the tracker's counts (the tick's read and this VM's changes since):
       // this read only grows older.
       reads.counts = null;
-      const h = new HeldRequest(r, c, reads, host.nowMillis(), sloTtft, sloTpot);
+      const h = new HeldRequest(r, c, reads, now, sloTtft, sloTpot);
       h.late = e.late;
+      h.host = c.hosts[e.at];
       this.held.add(h);
       this.services.heldStreams++;
       return Verdict.Pending;
@@ -163,7 +166,8 @@ export class PredictedLatencyPolicy extends Policy {
    * SLO is that much shorter). null: the request was shed (every host over the limit, or no host
    * meets a sheddable request's SLO); r.port.shed was called.
    */
-  private evaluate(r: LbRequest, c: CandidateSet, reads: PickReads, heldMs: f64, sloTtft: f64, sloTpot: f64): Evaluation | null {
+  private evaluate(r: LbRequest, c: CandidateSet, reads: PickReads, heldMs: f64, sloTtft: f64, sloTpot: f64,
+    ahead: Map<string, f64> | null): Evaluation | null {
     const counts = reads.counts;
     const pool = r.pool;
     const s = this.cfg.slo;
@@ -182,9 +186,11 @@ export class PredictedLatencyPolicy extends Policy {
     const local = this.services.accounting.local;
     let anyEligible = false;
     for (let i = 0; i < n; i++) {
-      const q = counts !== null && pool !== null
+      let q = counts !== null && pool !== null
         ? this.runtime.inflight.inflightFromRead(pool, c.hosts[i], counts[i], reads.netAtSend[i], local)
         : this.runtime.inflight.inflight(pool, c.hosts[i], local);
+      // Held requests ahead of this one (earlier deadline) waiting for this host: they will be there first.
+      if (ahead !== null && ahead.has(c.hosts[i])) q += ahead.get(c.hosts[i]);
       const m = models[i];
       e.inflight[i] = q;
       e.uncached[i] = promptTokens * (1.0 - share[i]);
@@ -272,15 +278,23 @@ export class PredictedLatencyPolicy extends Policy {
    */
   private releaseHeld(now: f64): void {
     for (let pass = 0; pass < 2; pass++) {
+      // The held requests kept so far in this pass, by the host they wait for (the plan).
+      const ahead = new Map<string, f64>();
       let i = 0;
       while (i < this.held.length) {
         const h = this.held.entries[i];
         if (pass == 1 && !h.late) { i++; continue; }
         if (!h.r.port.enterAsync()) { this.dropHeld(i); continue; } // the client left
         const heldMs = now - h.sinceMs;
-        const e = this.evaluate(h.r, h.c, h.reads, heldMs, h.sloTtft, h.sloTpot);
+        const e = this.evaluate(h.r, h.c, h.reads, heldMs, h.sloTtft, h.sloTpot, ahead);
         if (e !== null && pass == 0 && e.choice.reason.startsWith("slo_unmet")) { h.late = true; i++; continue; } // after the on-time ones
-        if (e !== null && this.mayHold(e, heldMs)) { h.late = e.late; i++; continue; }
+        if (e !== null && this.mayHold(e, heldMs)) {
+          h.late = e.late;
+          h.host = h.c.hosts[e.at];
+          if (!h.late) ahead.set(h.host, (ahead.has(h.host) ? ahead.get(h.host) : 0.0) + 1.0);
+          i++;
+          continue;
+        }
         this.dropHeld(i);
         h.r.port.finishAsync(e === null ? Verdict.Rejected : this.commit(h.r, h.c, h.reads, e, heldMs));
       }

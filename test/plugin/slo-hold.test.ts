@@ -4,7 +4,7 @@
 // the host facade with a real Redis and a manual clock (pods of one slot, the model taught by
 // a few streamed responses first).
 import { describe, expect, it } from "vitest";
-import { CLUSTER, host, hosts, postChat, CHAT_BODY, useRedisHost } from "./harness.js";
+import { CLUSTER, advanceWithIo, host, hosts, postChat, CHAT_BODY, useRedisHost } from "./harness.js";
 import type { TestHost, TestStream } from "../../host-test/facade/index.js";
 
 const t = useRedisHost();
@@ -127,6 +127,29 @@ describe("late binding (sloHoldMs)", () => {
     const load = await t.client.zrange(`${NS}:load`, 0, -1, "WITHSCORES");
     expect(load.filter((_, i) => i % 2 === 1).map(Number)).toEqual([0, 0]);
     expect(h.vms.every((vm) => !vm.failed)).toBe(true);
+  });
+
+  it("learns of another gateway's freed slot from the fleet's counts, read every 20 ms while it holds", async () => {
+    const h = t.host = await host({ configuration: sloConfig({ inflightRefreshMs: 60_000 }), redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(2) }, workers: 2 });
+    await teach(h); // VM 0 learns the model
+    // VM 1 (another gateway, as far as VM 0 knows) fills both pods.
+    const theirs: TestStream[] = [];
+    for (let i = 0; i < 2; i++) {
+      const { s } = postChat(h, CHAT_BODY, LOOSE, 1);
+      await h.redisIdle();
+      start(s);
+      theirs.push(s);
+    }
+    expect(new Set(theirs.map((s) => s.forwarded!.upstream.address)).size).toBe(2);
+    const { s } = postChat(h, CHAT_BODY, LOOSE, 0);
+    await h.redisIdle();
+    expect(s.forwarded).toBeNull(); // the pick's own read of the counts saw both pods full
+    finish(theirs[0]);
+    await h.redisIdle();
+    await advanceWithIo(h, 60, 10); // VM 0's tick reads the counts (its inflightRefreshMs is a minute)
+    start(s);
+    expect(s.response.headers["x-llmlb-debug"]).toMatch(/held=\d/);
+    expect(s.forwarded!.upstream.address).toBe(theirs[0].forwarded!.upstream.address);
   });
 
   it("without sloHoldMs the same request goes at once to a full pod", async () => {

@@ -41,6 +41,8 @@ export class PickReads {
   private countsAnswered: bool = false;
   /** InflightTracker.net of each candidate when the counts read was sent. */
   netAtSend: f64[] = [];
+  /** When the counts read was sent. */
+  sentMs: f64 = 0;
   private waiting: i32 = 0;
 
   /** `done`: null when nothing will be sent. */

@@ -33,6 +33,9 @@ import { OpenStream } from "./open_streams";
 import { CountsPart, FRESH_COUNTS_MAX, PickReads, PickReadsDone, PrefixPart } from "./pick_reads";
 import { HeldRequest, HoldList } from "./hold";
 
+/** How old the fleet's counts may get while requests are held (the tracker's read, every tick at most). */
+const HOLD_COUNTS_MS: f64 = 20;
+
 class ReadsDone extends PickReadsDone {
   constructor(public policy: PredictedLatencyPolicy, public r: LbRequest, public c: CandidateSet) { super(); }
   onReads(reads: PickReads): void { this.policy.pickAfterReads(this.r, this.c, reads); }
@@ -118,6 +121,7 @@ export class PredictedLatencyPolicy extends Policy {
       const net = new Array<f64>(c.size);
       for (let i = 0; i < c.size; i++) net[i] = inflight.net(pool, c.hosts[i]);
       reads.netAtSend = net;
+      reads.sentMs = now;
       reads.expect();
       if (!pool.redis.command(["ZMSCORE", pool.keyLoad].concat(c.hosts), new CountsPart(reads), now, waitMs)) reads.cancel();
     }
@@ -148,9 +152,6 @@ export class PredictedLatencyPolicy extends Policy {
     const e = this.evaluate(r, c, reads, 0, sloTtft, sloTpot, this.holding() ? this.held.aheadOf(deadline) : null);
     if (e === null) return Verdict.Rejected;
     if (this.mayHold(e, 0)) {
-      // Later evaluations use the tracker's counts (the tick's read and this VM's changes since):
-      // this read only grows older.
-      reads.counts = null;
       const h = new HeldRequest(r, c, reads, now, sloTtft, sloTpot);
       h.late = e.late;
       h.host = c.hosts[e.at];
@@ -168,8 +169,10 @@ export class PredictedLatencyPolicy extends Policy {
    */
   private evaluate(r: LbRequest, c: CandidateSet, reads: PickReads, heldMs: f64, sloTtft: f64, sloTpot: f64,
     ahead: Map<string, f64> | null): Evaluation | null {
-    const counts = reads.counts;
     const pool = r.pool;
+    // The pick's own read of the counts (plus this VM's changes since), until the tracker has a
+    // newer one (a held request is evaluated again and again).
+    const counts = pool !== null && reads.counts !== null && reads.sentMs > this.runtime.inflight.answeredReadMs(pool) ? reads.counts : null;
     const s = this.cfg.slo;
     const slots = <f64>s.batchSlots;
     const n = c.size;
@@ -307,7 +310,10 @@ export class PredictedLatencyPolicy extends Policy {
   }
 
   onTick(now: f64): void {
-    if (this.held.length > 0) this.releaseHeld(now);
+    if (this.held.length == 0) return;
+    // Other gateways' streams end too: while requests are held, the fleet's counts are read more often.
+    this.runtime.inflight.tick(now, HOLD_COUNTS_MS);
+    this.releaseHeld(now);
   }
 
   /** Replaced by a new configuration: the requests held go on at once, to the route's own balancing. */

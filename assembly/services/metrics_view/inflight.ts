@@ -36,6 +36,8 @@ export class PoolInflight {
   net: Map<string, f64> = new Map();
   reading: bool = false;
   lastReadMs: f64 = -1e18;
+  /** When the last read that answered was sent (its counts are as of then). */
+  answeredReadMs: f64 = -1e18;
   /** Chunks of the read in flight not answered yet; the counts they brought; whether one failed. */
   private chunksLeft: i32 = 0;
   private fresh: Map<string, f64> = new Map();
@@ -95,6 +97,7 @@ export class PoolInflight {
       return;
     }
     this.batch.clear();
+    this.answeredReadMs = this.lastReadMs;
     this.fleet = this.fresh;
     this.fresh = new Map();
   }
@@ -147,6 +150,9 @@ export class InflightTracker {
     addTo(p.since, address, -cost);
     addTo(p.net, address, -cost);
   }
+
+  /** When the pool's last answered read was sent (-1e18: none yet). */
+  answeredReadMs(pool: Pool): f64 { return this.of(pool).answeredReadMs; }
 
   inflight(pool: Pool | null, address: string, local: LocalLeastRequest): f64 {
     const own = <f64>local.load(address);

@@ -27,8 +27,8 @@ describe("slot hand-off", () => {
     const waiting = send(0, 2);
     await until([1, 1]);
     const [l, w] = await Promise.all([long, waiting]);
-    expect(l.status).toBe(200);
-    expect(w.status).toBe(200);
+    expect(l.status, l.why).toBe(200);
+    expect(w.status, w.why).toBe(200);
     expect(w.startedAt).toBeGreaterThanOrEqual(l.endedAt - 5);
     expect(w.startedAt - l.endedAt).toBeLessThan(POLL_MS / 5);
   }, 20_000);
@@ -46,8 +46,8 @@ describe("slot hand-off", () => {
     const newcomer = send(0, 2);
     await until([1, 1]);
     const [r, n] = await Promise.all([remote, newcomer]);
-    expect(r.status).toBe(200);
-    expect(n.status).toBe(200);
+    expect(r.status, r.why).toBe(200);
+    expect(n.status, n.why).toBe(200);
     expect(r.startedAt).toBeGreaterThanOrEqual(l.endedAt - 5);
     expect(n.startedAt).toBeGreaterThanOrEqual(r.endedAt - 5);
     await until([0, 0]);

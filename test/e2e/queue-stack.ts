@@ -17,7 +17,7 @@ export async function startQueueStack(queue: Record<string, unknown>): Promise<Q
   const stack = await startLocalStack({
     pods: 2, gateways: 2, workers: 1,
     fleet: { profile: "tiny", timeScale: 1, profileOverrides: { stepBaseMs: 10 } },
-    plugin: (port) => ({ lb_policy: "global_least_request", lb_config: { ...redisLbConfig(port), ...queue } }),
+    plugin: (port) => ({ lb_policy: "global_least_request", lb_config: { ...redisLbConfig(port), debugHeader: "x-llmlb-debug", ...queue } }),
   });
   return { stack, redis: new Redis(stack.redis.url) };
 }
@@ -27,15 +27,20 @@ export async function stopQueueStack(q: QueueStack | undefined): Promise<void> {
   await q?.stack.close();
 }
 
-export interface Answer { status: number; retryAfter: string; startedAt: number; endedAt: number }
+/** `why`: the status, the plugin's debug header and the start of the body (a failure says what it was). */
+export interface Answer { status: number; retryAfter: string; startedAt: number; endedAt: number; why: string }
 
 /** A completion of `tokens` tokens through gateway `gw`; startedAt = its response headers. */
 export function send(q: QueueStack, gw: number, tokens: number, headers: Record<string, string> = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = http.request(`${q.stack.gateways[gw].url}/v1/completions`, { method: "POST", agent: false, headers: { "content-type": "application/json", ...headers } }, (res) => {
       const startedAt = Date.now();
-      res.resume();
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, retryAfter: String(res.headers["retry-after"] ?? ""), startedAt, endedAt: Date.now() }));
+      let body = "";
+      res.on("data", (c: Buffer) => { if (body.length < 300) body += c.toString(); });
+      res.on("end", () => resolve({
+        status: res.statusCode ?? 0, retryAfter: String(res.headers["retry-after"] ?? ""), startedAt, endedAt: Date.now(),
+        why: `${res.statusCode} ${String(res.headers["x-llmlb-debug"] ?? "")} ${body.slice(0, 300)}`,
+      }));
     });
     req.on("error", reject);
     req.end(JSON.stringify({ model: "sim-tiny", prompt: "hello there", max_tokens: tokens, ignore_eos: true }));

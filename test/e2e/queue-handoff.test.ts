@@ -1,12 +1,16 @@
 // Slot hand-off through a local gateway (lua/queue.lua exit, assembly/services/queue/admission.ts):
 // when a stream ends, its slot goes to the head of the queue in the same Redis call, and a head
 // held by the same gateway goes on when that reply arrives, not at its next poll. With a poll
-// period of 5 s, a waiting request starts within a few ms of the slot freeing; a head held by
+// period of 3 s, a waiting request starts within a few ms of the slot freeing; a head held by
 // another gateway takes its grant at its own poll.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { QKEYS, startQueueStack, stopQueueStack, send as sendTo, until as untilOf, type Answer, type QueueStack } from "./queue-stack.js";
 
-const POLL_MS = 5000;
+// Not 5000: the simulated pods close idle keep-alive connections after 5 s (Node's default, as
+// vLLM's uvicorn does), and a poll period of the same length lined the remote head's first
+// upstream request up with the pod closing that gateway's idle connection: Envoy (and this host)
+// answer 503 "connection termination" then (seen in full npm test runs).
+const POLL_MS = 3000;
 let q: QueueStack;
 
 beforeAll(async () => {

@@ -55,6 +55,9 @@ export class Stats extends RedisObserver {
   private queueEnteredTotal: u32;
   private queueAdmittedTotal: u32;
   private queueTimeoutsTotal: u32;
+  // predicted_latency's late binding (sloHoldMs): requests held at the gateway, and for how long.
+  private sloHeldNow: u32;
+  private sloHold: u32;
 
   constructor() {
     super();
@@ -79,6 +82,8 @@ export class Stats extends RedisObserver {
     this.queueEnteredTotal = host.defineMetric(C, "llmlb_queue_entered_total");
     this.queueAdmittedTotal = host.defineMetric(C, "llmlb_queue_admitted_total");
     this.queueTimeoutsTotal = host.defineMetric(C, "llmlb_queue_timeouts_total");
+    this.sloHeldNow = host.defineMetric(G, "llmlb_slo_held");
+    this.sloHold = host.defineMetric(H, "llmlb_slo_hold_ms");
   }
 
   /** At configuration: the policy's counters (its known reasons at 0) exist before traffic. */
@@ -119,6 +124,13 @@ export class Stats extends RedisObserver {
   queueAdmitted(): void { host.incrementMetric(this.queueAdmittedTotal, 1); }
   /** A request waited queueMaxWaitMs and is shed. */
   queueTimedOut(): void { host.incrementMetric(this.queueTimeoutsTotal, 1); }
+  /** predicted_latency held a request at the gateway (moved by +-1, as the queue depth). */
+  sloHeld(): void { host.incrementMetric(this.sloHeldNow, 1); }
+  /** A held request stopped waiting, however (sent, shed, gone, new configuration). */
+  sloHoldEnded(heldMs: f64): void {
+    host.incrementMetric(this.sloHeldNow, -1);
+    host.recordMetric(this.sloHold, <u64>max(heldMs, 0));
+  }
 
   // RedisObserver (the Redis clients of this VM report here).
   replied(ms: f64): void { host.recordMetric(this.redisDuration, <u64>max(ms, 0)); }

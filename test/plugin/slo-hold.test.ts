@@ -75,6 +75,7 @@ describe("late binding (sloHoldMs)", () => {
     await h.redisIdle();
     expect(s.forwarded).toBeNull(); // held at the gateway: no lease taken yet
     expect(await t.client.zscore(`${NS}:load`, "10.0.0.1:8000")).toBe("1");
+    expect(h.metric("llmlb_slo_held")).toBe(1);
     h.advance(30);
     const [firstHost, firstStream] = [...open][1];
     finish(firstStream);
@@ -82,6 +83,9 @@ describe("late binding (sloHoldMs)", () => {
     expect(s.forwarded!.upstream.address).toBe(firstHost);
     start(s);
     expect(s.response.headers["x-llmlb-debug"]).toMatch(/held=3\d/);
+    expect(h.metric("llmlb_slo_held")).toBe(0);
+    h.flushStats(); // Envoy merges histograms on its stats flush
+    expect(h.metric("llmlb_slo_hold_ms")).toEqual({ count: 1, sum: 30.5 }); // circllhist bin [30, 31) midpoint
   });
 
   it("gives a freed slot to the earliest deadline, not the first held", async () => {

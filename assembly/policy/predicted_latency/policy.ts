@@ -157,6 +157,7 @@ export class PredictedLatencyPolicy extends Policy {
       h.host = c.hosts[e.at];
       this.held.add(h);
       this.services.heldStreams++;
+      this.services.stats.sloHeld();
       return Verdict.Pending;
     }
     return this.commit(r, c, reads, e, 0);
@@ -305,8 +306,9 @@ export class PredictedLatencyPolicy extends Policy {
   }
 
   private dropHeld(i: i32): void {
-    this.held.removeAt(i);
+    const h = this.held.removeAt(i);
     this.services.heldStreams--;
+    this.services.stats.sloHoldEnded(host.nowMillis() - h.sinceMs);
   }
 
   onTick(now: f64): void {
@@ -319,8 +321,8 @@ export class PredictedLatencyPolicy extends Policy {
   /** Replaced by a new configuration: the requests held go on at once, to the route's own balancing. */
   retire(): void {
     while (this.held.length > 0) {
-      const h = this.held.removeAt(0);
-      this.services.heldStreams--;
+      const h = this.held.entries[0];
+      this.dropHeld(0);
       h.r.port.resumePass();
     }
   }

@@ -247,7 +247,8 @@ export class PredictedLatencyPolicy extends Policy {
   /**
    * Late binding: hold the request while the pod chosen for it has no free batch slot (every slot
    * taken by the fleet's requests in flight there), the choice met its SLO, and it has been held
-   * less than sloHoldMs. A request no pod can serve in time any more goes at once (least late).
+   * less than sloHoldMs. A request no pod can serve in time any more is held only while no pod
+   * has a free slot (lateToFreeSlot).
    */
   private mayHold(e: Evaluation, heldMs: f64): bool {
     const s = this.cfg.slo;

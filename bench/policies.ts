@@ -8,7 +8,7 @@ import type { LbPolicy } from "../host-test/gateway/local-lb.js";
 
 export type PolicyName =
   | "round_robin" | "random" | "least_request" | "prefix_affinity"
-  | "global_least_request" | "global_least_tokens" | "global_least_bytes" | "prefix_cache" | "endpoint_metrics" | "metrics_prefix" | "predicted_latency"
+  | "global_least_request" | "global_least_tokens" | "global_least_bytes" | "prefix_cache" | "endpoint_metrics" | "metrics_prefix" | "predicted_latency" | "predicted_latency_hold"
   | "omniscient" | "precise_prefix" | "direct_round_robin" | "slo_oracle" | "slo_oracle_protect" | "slo_oracle_trade" | "slo_oracle_blind" | "slo_oracle_late";
 
 export interface GatewayPolicy {
@@ -71,6 +71,11 @@ export const POLICIES: Readonly<Record<PolicyName, PolicySpec>> = {
   predicted_latency: {
     kind: "gateway", description: "ours: SLO-aware routing from the online latency model (bench/slo/)", clusterLb: "round_robin",
     plugin: (port) => ({ lb_policy: "predicted_latency", lb_config: { ...redis(port), debugHeader: "x-llmlb-debug" } }), needsRedis: true, metricsHealthCheck: false,
+  },
+  predicted_latency_hold: {
+    kind: "gateway", description: "ours: predicted_latency with late binding (sloHoldMs 2000; modelBatchSlots 4, the SLO fleets' engines)", clusterLb: "round_robin",
+    plugin: (port) => ({ lb_policy: "predicted_latency", lb_config: { ...redis(port), debugHeader: "x-llmlb-debug", modelBatchSlots: 4, sloHoldMs: 2000 } }),
+    needsRedis: true, metricsHealthCheck: false,
   },
   omniscient: { kind: "proxy", description: "omniscient central picker (true queues + prefix caches): the bound", picker: "omniscient" },
   precise_prefix: { kind: "proxy", description: "precise prefix central picker (EPP scorers prefix 3 / queue 2 / KV 2 on the engines' true caches)", picker: "precise_prefix" },

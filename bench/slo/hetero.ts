@@ -169,8 +169,8 @@ export async function heteroMain(args: string[]): Promise<void> {
   const rate = Number(arg(args, "--rate", String(HETERO_RATE)));
   const seconds = Number(arg(args, "--seconds", wall ? "30" : "120"));
   const seeds = arg(args, "--seeds", "11,12").split(",").map(Number);
-  const policies = arg(args, "--policies", "predicted_latency,endpoint_metrics,prefix_cache").split(",") as PolicyName[];
-  // lb_config override for predicted_latency, e.g. --slo-config '{"sloPick":"most_headroom"}'.
+  const policies = arg(args, "--policies", "predicted_latency,predicted_latency_hold,endpoint_metrics,prefix_cache").split(",") as PolicyName[];
+  // lb_config override for predicted_latency (and _hold), e.g. --slo-config '{"sloPick":"most_headroom"}'.
   // The engines run 4 batch slots (HETERO_FLEET): the model is told, as an operator would.
   const sloConfig = { modelBatchSlots: 4, ...JSON.parse(arg(args, "--slo-config", "{}")) as Record<string, unknown> };
   console.log(`${wall ? "wall clock" : "virtual time"}, ${rate} req/s for ${seconds} s${wall ? "" : ` after ${WARM_SECONDS} s of warm-up, body ${tokenChunks ? "one chunk per token" : "in two chunks"}, ${gateways} gateway(s)`}${tightOnFast ? ", only the tight requests, on the 2 fast pods alone" : ""}`);
@@ -178,7 +178,7 @@ export async function heteroMain(args: string[]): Promise<void> {
   console.log(`|---|---|---|---|---|---|---|---|---|`);
   for (const seed of wall ? [11] : seeds) {
     for (const p of policies) {
-      const cfg = p === "predicted_latency" ? sloConfig : undefined;
+      const cfg = p.startsWith("predicted_latency") ? sloConfig : undefined;
       const r = wall ? await runHetero(p, rate, seconds, seed, cfg) : await runHeteroVirtual(p, rate, seconds, seed, cfg, tokenChunks, gateways, tightOnFast);
       const f = (v: number) => v.toFixed(1);
       console.log(`| ${r.policy} | ${seed} | ${r.requests} | ${r.failed} | ${(r.attainment * 100).toFixed(1)}% | ${r.goodput.toFixed(2)} | ${f(r.ttftP50)} / ${f(r.ttftP90)} | ${f(r.tpotP50)} / ${f(r.tpotP90)} | ${r.predErrP90 === null ? "-" : (r.predErrP50! * 100).toFixed(0) + "% / " + (r.predErrP90 * 100).toFixed(0) + "%"} |`);

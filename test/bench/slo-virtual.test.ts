@@ -6,10 +6,10 @@ import { describe, expect, it } from "vitest";
 import { heteroJobs, HETERO_FLEET, sloHeaders } from "../../bench/slo/hetero.js";
 import { clientTimes, runSloJobs } from "../../bench/slo/virtual-run.js";
 
-async function run(seed: number, rate = 8, seconds = 8) {
+async function run(seed: number, rate = 8, seconds = 8, extra: Record<string, unknown> = {}) {
   const jobs = heteroJobs(rate, seconds, seed);
   const out = await runSloJobs({
-    policy: "predicted_latency", lbConfig: { modelBatchSlots: 4, sloExploration: 0 }, fleet: HETERO_FLEET, seed,
+    policy: "predicted_latency", lbConfig: { modelBatchSlots: 4, sloExploration: 0, ...extra }, fleet: HETERO_FLEET, seed,
     jobs: jobs.map((j) => ({ at: j.at, prompt: j.prompt, maxTokens: j.maxTokens, headers: sloHeaders(j) })),
   });
   return { jobs, out };
@@ -54,5 +54,20 @@ describe("slo-hetero in virtual time", () => {
     const tightOnSlow = fit.filter((r) => r.job.slo.tpot === 11 && slow.has(r.pod)).length;
     expect(looseOnSlow).toBeGreaterThan(0.5);
     expect(tightOnSlow).toBe(0);
+  }, 120_000);
+
+  it("late binding (sloHoldMs) meets more SLOs near capacity: requests wait at the gateway for a free slot, never past the hold", async () => {
+    const met = (r: Awaited<ReturnType<typeof run>>) => r.out.outcomes.filter((o, i) => {
+      const t = clientTimes(o, r.out.starts[i]);
+      const slo = r.jobs[i].slo;
+      return o.status === 200 && t.ttft !== null && t.ttft <= slo.ttft && (t.tpot === null || t.tpot <= slo.tpot);
+    }).length / r.jobs.length;
+    const without = await run(23, 22, 20);
+    const held = await run(23, 22, 20, { sloHoldMs: 2000 });
+    const times = held.out.outcomes.map((o) => Number(o.debug.match(/:held=([0-9.]+)/)?.[1] ?? 0));
+    expect(times.filter((ms) => ms > 0).length).toBeGreaterThan(50);
+    expect(Math.max(...times)).toBeLessThanOrEqual(2000 + 10); // sloHoldMs, noticed within a tick
+    expect(without.out.outcomes.some((o) => /:held=/.test(o.debug))).toBe(false);
+    expect(met(held)).toBeGreaterThan(met(without) + 0.03);
   }, 120_000);
 });

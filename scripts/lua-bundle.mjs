@@ -67,8 +67,8 @@ function identifiers(code) {
   return new Set(stripped.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []);
 }
 
-/** lib.lua reduced to the definitions `entry` reaches, directly or through other definitions. */
-function libFor(parsed, entry) {
+/** Indices, in file order, of the lib.lua definitions `entry` reaches, directly or through others. */
+function neededDefs(parsed, entry) {
   const byName = new Map(parsed.defs.map((d) => [d.name, d]));
   const needed = new Set();
   const visit = (code) => {
@@ -80,8 +80,20 @@ function libFor(parsed, entry) {
     }
   };
   visit(entry);
-  const kept = parsed.defs.filter((d) => needed.has(d.name)).flatMap((d) => d.lines);
+  return parsed.defs.flatMap((d, i) => (needed.has(d.name) ? [i] : []));
+}
+
+/** lib.lua reduced to the definitions `entry` reaches, directly or through other definitions. */
+function libFor(parsed, entry) {
+  const kept = neededDefs(parsed, entry).flatMap((i) => parsed.defs[i].lines);
   return [...parsed.header, "", ...kept].join("\n").replace(/\n+$/, "\n");
+}
+
+const sha1 = (text) => createHash("sha1").update(text).digest("hex");
+
+/** The entry scripts of `dir` (every *.lua but lib.lua), by name, sorted. */
+function entryNames(dir) {
+  return readdirSync(dir).filter((f) => f.endsWith(".lua") && f !== LIB_FILE).sort().map((f) => f.slice(0, -".lua".length));
 }
 
 /**
@@ -90,12 +102,11 @@ function libFor(parsed, entry) {
  */
 export function bundleLuaScripts(dir = DEFAULT_DIR) {
   const lib = libDefinitions(readAscii(join(dir, LIB_FILE)));
-  const entries = readdirSync(dir).filter((f) => f.endsWith(".lua") && f !== LIB_FILE).sort();
   const bundle = {};
-  for (const file of entries) {
-    const entry = readAscii(join(dir, file));
+  for (const name of entryNames(dir)) {
+    const entry = readAscii(join(dir, `${name}.lua`));
     const text = libFor(lib, entry) + "\n" + entry;
-    bundle[file.slice(0, -".lua".length)] = { text, sha1: createHash("sha1").update(text).digest("hex") };
+    bundle[name] = { text, sha1: sha1(text) };
   }
   const missing = LUA_ENTRY_SCRIPTS.filter((name) => !(name in bundle));
   if (missing.length > 0) throw new Error(`${dir}: missing Lua entry scripts: ${missing.join(", ")}`);
@@ -120,12 +131,45 @@ export function compactLua(text) {
  * @param {string} [dir]
  */
 export function embeddedLuaScripts(dir = DEFAULT_DIR) {
-  const bundles = bundleLuaScripts(dir);
-  for (const b of Object.values(bundles)) {
-    b.text = compactLua(b.text);
-    b.sha1 = createHash("sha1").update(b.text).digest("hex");
+  const { scripts } = embeddedLuaParts(dir);
+  return Object.fromEntries(Object.entries(scripts).map(([name, s]) => [name, { text: s.text, sha1: s.sha1 }]));
+}
+
+const LIBRARY_PLACEHOLDER = "__LLMLB_LIBRARY__";
+
+/**
+ * The function library as the plugin joins it from its pieces (assembly/services/lease/
+ * lua_text.ts LibraryText does the same): the name line, KEYS and ARGV as upvalues, every lib.lua
+ * definition, then each entry registered as `<name>_<entry>` around its body.
+ * @param {string} name @param {string[]} defs @param {string[]} names @param {string[]} bodies
+ */
+export function libraryJoin(name, defs, names, bodies) {
+  return `#!lua name=${name}\nlocal KEYS, ARGV\n` + defs.join("")
+    + names.map((n, i) => `redis.register_function('${name}_${n}', function(keys, args)\nKEYS, ARGV = keys, args\n${bodies[i]}end)\n`).join("");
+}
+
+/**
+ * lua/ in the pieces the plugin embeds, each once (scripts/build.mjs): lib.lua's definitions and
+ * each entry script's body, compacted, and per entry the definitions it reaches. The plugin joins
+ * them when it needs a text (assembly/services/lease/lua_text.ts): a script's EVAL text is its
+ * definitions in file order, then its body; the library is libraryJoin. `scripts[n].text` and
+ * `library.text` are those joins, so their SHA-1s are what Redis computes for what the plugin sends.
+ * @param {string} [dir]
+ */
+export function embeddedLuaParts(dir = DEFAULT_DIR) {
+  const lib = libDefinitions(readAscii(join(dir, LIB_FILE)));
+  const defs = lib.defs.map((d) => compactLua(d.lines.join("\n")));
+  const names = entryNames(dir);
+  /** @type {Record<string, { defs: number[]; body: string; text: string; sha1: string }>} */
+  const scripts = {};
+  for (const name of names) {
+    const source = readAscii(join(dir, `${name}.lua`));
+    const needed = neededDefs(lib, source);
+    const body = compactLua(source);
+    const text = needed.map((i) => defs[i]).join("") + body;
+    scripts[name] = { defs: needed, body, text, sha1: sha1(text) };
   }
-  return bundles;
+  return { defs, names, scripts, library: namedLibrary(defs, names, names.map((n) => scripts[n].body)) };
 }
 
 const LIBRARY_PREFIX = "llmlb_";
@@ -137,22 +181,23 @@ const LIBRARY_PREFIX = "llmlb_";
  * was ~4 us of every EVALSHA, bench/RESULTS.md section 5). Each entry script becomes the function
  * `<name>_<entry>`, whose body is the script's text run with KEYS and ARGV bound to the call's
  * keys and arguments (upvalues shared with lib.lua's definitions: Redis runs one call at a time).
- * The name is "llmlb_" + 12 hex digits of the SHA-1 of the library's text, so a changed script
- * is a new library and two plugin versions sharing one Redis never replace each other's.
+ * This is the full text (comments kept), for the test drivers; the plugin's is
+ * embeddedLuaParts(dir).library, joined the same way from compacted pieces.
  * @param {string} [dir]
- * @param {(text: string) => string} [shape] applied to the text before it is named (compactLua)
  * @returns {{ name: string; text: string; functions: Record<string, string> }}
  */
-export function luaLibrary(dir = DEFAULT_DIR, shape = (t) => t) {
-  const placeholder = "__LLMLB_LIBRARY__";
-  const entries = readdirSync(dir).filter((f) => f.endsWith(".lua") && f !== LIB_FILE).sort().map((f) => f.slice(0, -".lua".length));
-  const parts = ["local KEYS, ARGV", readAscii(join(dir, LIB_FILE))];
-  for (const entry of entries) {
-    parts.push(`redis.register_function('${placeholder}_${entry}', function(keys, args)\nKEYS, ARGV = keys, args\n`
-      + `${readAscii(join(dir, `${entry}.lua`))}\nend)`);
-  }
-  const body = shape(parts.join("\n"));
-  const name = LIBRARY_PREFIX + createHash("sha1").update(body).digest("hex").slice(0, 12);
-  const functions = Object.fromEntries(entries.map((e) => [e, `${name}_${e}`]));
-  return { name, text: `#!lua name=${name}\n` + body.split(placeholder).join(name), functions };
+export function luaLibrary(dir = DEFAULT_DIR) {
+  const withNewline = (t) => (t.endsWith("\n") ? t : t + "\n");
+  const names = entryNames(dir);
+  return namedLibrary([withNewline(readAscii(join(dir, LIB_FILE)))], names, names.map((n) => withNewline(readAscii(join(dir, `${n}.lua`)))));
+}
+
+/**
+ * libraryJoin under its name: "llmlb_" + 12 hex digits of the SHA-1 of the text, so a changed
+ * script is a new library and two plugin versions sharing one Redis never replace each other's.
+ */
+function namedLibrary(defs, names, bodies) {
+  const name = LIBRARY_PREFIX + sha1(libraryJoin(LIBRARY_PLACEHOLDER, defs, names, bodies)).slice(0, 12);
+  const functions = Object.fromEntries(names.map((e) => [e, `${name}_${e}`]));
+  return { name, text: libraryJoin(name, defs, names, bodies), functions };
 }

@@ -34,7 +34,8 @@ export abstract class RedisReplyHandler {
 export class LuaScript {
   /** The script's function in library (FCALL), null: EVALSHA only. */
   fn: string;
-  constructor(public name: string, public source: string, public sha: string, public library: fns.LuaLibrary | null = null) {
+  /** text: the EVAL text, whose SHA-1 is sha (joined only on a NOSCRIPT reply). */
+  constructor(public name: string, public text: fns.LuaText, public sha: string, public library: fns.LuaLibrary | null = null) {
     this.fn = library !== null ? library.name + "_" + name : "";
   }
 }
@@ -258,7 +259,7 @@ export class RedisClient {
     if (script !== null && reply.isError() && reply.str.startsWith("NOSCRIPT")) {
       // The script cache was flushed or this is a new server: send the text once, same handler.
       const again = new PendingCall(call.handler, call.startedMs, null, [], [], true, call.waitMs);
-      if (!this.send(evalCommand("EVAL", script.source, call.keys, call.args), again, now)) call.handler.onReply(false, null);
+      if (!this.send(evalCommand("EVAL", script.text.build(), call.keys, call.args), again, now)) call.handler.onReply(false, null);
       return true;
     }
     // (A background call's error reply, e.g. the library's "already exists", is no failure.)
@@ -293,7 +294,7 @@ export class RedisClient {
 
   /** FUNCTION LOAD of the library, in the background (a failure does not feed the breaker). */
   private loadLibrary(library: fns.LuaLibrary, now: f64): void {
-    const cmd = new RespCommand().arg("FUNCTION").arg("LOAD").arg(library.source);
+    const cmd = new RespCommand().arg("FUNCTION").arg("LOAD").arg(library.text.build());
     if (!this.send(cmd.toBytes(), new PendingCall(new LibraryLoadReply(this), now, null, [], [], false), now)) this.functions.loadNotSent();
   }
 

@@ -17,9 +17,14 @@
 //   the network is at fault and FCALL goes on. Once an FCALL got a reply, losses are outages.
 // A function's own error reply (the script refused its arguments) is the caller's, as with EVALSHA.
 
+/** A Lua text joined from embedded pieces when it is sent (services/lease/lua_text.ts). */
+export abstract class LuaText {
+  abstract build(): string;
+}
+
 export class LuaLibrary {
-  /** source: the text FUNCTION LOAD takes (starts with `#!lua name=<name>`). */
-  constructor(public name: string, public source: string) {}
+  /** text: what FUNCTION LOAD takes (starts with `#!lua name=<name>`). */
+  constructor(public name: string, public text: LuaText) {}
 }
 
 export const LOAD_RETRY_MS: f64 = 5000;

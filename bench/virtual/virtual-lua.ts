@@ -14,7 +14,7 @@
 // `redis.call('TIME')`, or keeps a TIME call after the rewrite (lua/ changed shape: virtual time
 // would silently read the wall clock).
 import { createHash } from "node:crypto";
-import { bundleLuaScripts, compactLua, embeddedLuaScripts, luaLibrary } from "../../scripts/lua-bundle.mjs";
+import { bundleLuaScripts, embeddedLuaParts, embeddedLuaScripts, luaLibrary } from "../../scripts/lua-bundle.mjs";
 import { encodeCommand } from "../../host-test/resp.js";
 
 const TIME_CALL = "redis.call('TIME')";
@@ -72,7 +72,7 @@ export class VirtualLua {
       const text = virtualScriptText(b.text);
       this.bySha.set(b.sha1, { name, text, sha1: sha1(text) });
     }
-    for (const library of [luaLibrary(dir, compactLua), luaLibrary(dir)]) {
+    for (const library of [embeddedLuaParts(dir).library, luaLibrary(dir)]) {
       for (const [name, fn] of Object.entries(library.functions)) {
         const variant = this.bySha.get(embedded[name].sha1);
         if (variant) this.byFunction.set(fn, variant);

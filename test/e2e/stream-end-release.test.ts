@@ -8,8 +8,7 @@ import http from "node:http";
 import { Redis } from "ioredis";
 import { startLocalStack, redisLbConfig, type LocalStack } from "../../host-test/local-stack.js";
 import type { EnvoyProfile } from "../../host-test/abi/envoy-profile.js";
-import { LIBRARY_SOURCE } from "../../assembly/generated/lua.js";
-import { scriptOf } from "../helpers/script-calls.js";
+import { LIBRARY_TEXT, scriptOf } from "../helpers/script-calls.js";
 
 const CLUSTER = "outbound|8000||vllm.static";
 const NS = `{llmlb:llm:${CLUSTER}}`;
@@ -45,7 +44,7 @@ for (const endOrder of ["log-first", "deferred-log"] as Array<EnvoyProfile["endO
       // connection in the packet of its +OK, before ioredis switched it to monitor mode, and
       // ioredis fails with "Command queue state error".
       await redis.ping();
-      await redis.call("FUNCTION", "LOAD", "REPLACE", LIBRARY_SOURCE);
+      await redis.call("FUNCTION", "LOAD", "REPLACE", LIBRARY_TEXT);
       monitor = await redis.monitor();
       monitor.on("monitor", (_t: string, args: string[]) => calls.push(args));
     }, 30_000);

@@ -1,13 +1,23 @@
 // Recognises the plugin's Lua script calls among recorded Redis queries, however they were sent:
-// FCALL of the library's function, EVALSHA of the bundle's SHA-1 or EVAL of its text (the forms
-// of assembly/redis/client.ts, with the texts the build embedded: assembly/generated/lua.ts).
-import * as lua from "../../assembly/generated/lua.js";
+// FCALL of the library's function, EVALSHA of the script's SHA-1 or EVAL of its text (the forms
+// of assembly/redis/client.ts). Texts, SHA-1s and the library's name come from lua-bundle.mjs's
+// embeddedLuaParts, from which the build generates what the plugin embeds (scripts/build.mjs), and
+// whose joins the plugin repeats (assembly/services/lease/lua_text.ts; a text that differed would
+// not be recognised here, and FUNCTION LOAD's is compared whole in test/plugin/redis-functions).
+import { embeddedLuaParts } from "../../scripts/lua-bundle.mjs";
 
-const embedded = lua as unknown as Record<string, string>;
-const names = Object.keys(embedded).filter((k) => k.endsWith("_SHA")).map((k) => k.slice(0, -4));
-const bySha = new Map(names.map((n) => [embedded[`${n}_SHA`], n.toLowerCase()]));
-const byText = new Map(names.map((n) => [embedded[`${n}_SOURCE`], n.toLowerCase()]));
-const byFunction = new Map(names.map((n) => [`${lua.LIBRARY_NAME}_${n.toLowerCase()}`, n.toLowerCase()]));
+const parts = embeddedLuaParts();
+const names = parts.names;
+const bySha = new Map(names.map((n) => [parts.scripts[n].sha1, n]));
+const byText = new Map(names.map((n) => [parts.scripts[n].text, n]));
+const byFunction = new Map(names.map((n) => [parts.library.functions[n], n]));
+
+/** The function library's name (FUNCTION LIST shows it). */
+export const LIBRARY_NAME = parts.library.name;
+
+/** The texts the plugin sends: each script's EVAL text, and FUNCTION LOAD's library. */
+export const SCRIPT_TEXTS: Record<string, string> = Object.fromEntries(names.map((n) => [n, parts.scripts[n].text]));
+export const LIBRARY_TEXT = parts.library.text;
 
 /** The script a command (verb first) runs, by its name in lua/ ("acquire"); null otherwise. */
 export function scriptOf(command: string[]): string | null {

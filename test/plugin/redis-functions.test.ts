@@ -3,11 +3,11 @@
 // good where Redis refuses functions (an ACL, Redis < 7, a proxy), and a function's own error
 // reply handed to the caller like EVALSHA's. Real Redis where it can say it; record mode for the
 // replies this Redis 7 cannot give (an unknown FCALL command).
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { CLUSTER, advanceWithIo, glrConfig, host, hosts, postChat, useRedisHost } from "./harness.js";
 import type { TestHost } from "../../host-test/facade/index.js";
-import { LIBRARY_NAME, LIBRARY_SOURCE } from "../../assembly/generated/lua.js";
-import { scriptOf } from "../helpers/script-calls.js";
+import { LIBRARY_NAME, LIBRARY_TEXT, SCRIPT_TEXTS, scriptOf } from "../helpers/script-calls.js";
 import { parseReply } from "../../host-test/resp.js";
 
 const t = useRedisHost(async (client) => { await client.function("FLUSH"); await client.script("FLUSH"); });
@@ -50,7 +50,7 @@ describe("functions on a Redis that has them", () => {
   });
 
   it("a library another gateway loaded: every call is an FCALL from the first", async () => {
-    await t.client.function("LOAD", LIBRARY_SOURCE);
+    await t.client.function("LOAD", LIBRARY_TEXT);
     const h = t.host = await host({ configuration: glrConfig(), redis: { url: t.redis.url } });
     await t.client.config("RESETSTAT");
     await pick(h);
@@ -114,7 +114,16 @@ describe("a Redis that refuses functions", () => {
     expect(resent[0]).toBe("EVALSHA");
     expect(scriptOf(resent)).toBe("acquire");
     expect(resent.slice(2)).toEqual(sent.slice(2));
-    again.reply("*3\r\n$2\r\nOK\r\n$13\r\n10.0.0.2:8000\r\n$1\r\n0\r\n");
+    // The script cache is empty too: EVAL with the text the plugin joins from its embedded pieces,
+    // which must be the text whose SHA-1 it sent (else EVALSHA would never find it cached).
+    again.reply("-NOSCRIPT No matching script. Please use EVAL.\r\n");
+    const [evalCall] = h.redisCalls;
+    const text = parseReply(evalCall.query) as string[];
+    expect(text[0]).toBe("EVAL");
+    expect(text[1]).toBe(SCRIPT_TEXTS.acquire);
+    expect(createHash("sha1").update(text[1]).digest("hex")).toBe(resent[1]);
+    expect(text.slice(2)).toEqual(sent.slice(2));
+    evalCall.reply("*3\r\n$2\r\nOK\r\n$13\r\n10.0.0.2:8000\r\n$1\r\n0\r\n");
     expect(s.forwarded!.upstream.address).toBe("10.0.0.2:8000");
     postChat(h);
     expect((parseReply(h.redisCalls.at(-1)!.query) as string[])[0]).toBe("EVALSHA"); // no FCALL again
@@ -175,7 +184,7 @@ describe("replies that are not about functions", () => {
     h.redisCalls[0].reply("-ERR Function not found\r\n");
     const load = h.redisCalls.find((c) => (parseReply(c.query) as string[])[0] === "FUNCTION")!;
     expect((parseReply(load.query) as string[]).slice(0, 2)).toEqual(["FUNCTION", "LOAD"]);
-    expect((parseReply(load.query) as string[])[2]).toBe(LIBRARY_SOURCE);
+    expect((parseReply(load.query) as string[])[2]).toBe(LIBRARY_TEXT);
     load.reply(`-ERR Library '${LIBRARY_NAME}' already exists\r\n`);
     h.redisCalls.find((c) => (parseReply(c.query) as string[])[0] === "EVALSHA")!.reply("*3\r\n$2\r\nOK\r\n$13\r\n10.0.0.1:8000\r\n$1\r\n0\r\n");
     expect(h.metric("llmlb_redis_failures_total", { kind: "error_reply" }) ?? 0).toBe(0);

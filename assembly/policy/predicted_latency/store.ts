@@ -12,11 +12,12 @@ import { Pool } from "../../services/lease/pool";
 import { Stats } from "../../services/stats";
 import { SloSettings } from "../../config/slo_settings";
 import * as gen from "../../generated/lua";
+import { ScriptText } from "../../services/lease/lua_text";
 import { LUA_LIBRARY } from "../../services/lease/scripts";
 import { HostModel, TTFT_K, TPOT_K, emptyStats, fitHosts, foldObservation, parseStats } from "./model";
 import { OpenStreams } from "./open_streams";
 
-export const MODEL_SCRIPT = new LuaScript("model", gen.MODEL_SOURCE, gen.MODEL_SHA, LUA_LIBRARY);
+export const MODEL_SCRIPT = new LuaScript("model", new ScriptText("model", gen.MODEL_DEFS), gen.MODEL_SHA, LUA_LIBRARY);
 
 /** The model hash of a pool lives two days after its last observation. */
 const MODEL_TTL_MS = "172800000";

@@ -17,10 +17,11 @@ import { LbRequest, PRIORITY_HIGH, PRIORITY_LOW } from "../request/request";
 import { Verdict } from "../request/verdict";
 import { Stats } from "../stats";
 import * as gen from "../../generated/lua";
+import { ScriptText } from "../lease/lua_text";
 import { LUA_LIBRARY } from "../lease/scripts";
 import * as host from "../../host/calls";
 
-export const QUEUE_SCRIPT = new LuaScript("queue", gen.QUEUE_SOURCE, gen.QUEUE_SHA, LUA_LIBRARY);
+export const QUEUE_SCRIPT = new LuaScript("queue", new ScriptText("queue", gen.QUEUE_DEFS), gen.QUEUE_SHA, LUA_LIBRARY);
 
 const POLLS_PER_TICK = 256;
 

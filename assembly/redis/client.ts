@@ -108,6 +108,7 @@ export class RedisClient {
   observer: obs.RedisObserver = new obs.RedisObserver();
   /** Whether script calls go as FCALL (functions.ts). */
   functions: fns.FunctionSupport = new fns.FunctionSupport();
+  private functionsOffReported: bool = false;
 
   constructor(public cluster: string, public username: string, public password: string, public timeoutMs: u32,
     breakerFailures: i64, breakerOpenMs: f64) {
@@ -255,7 +256,7 @@ export class RedisClient {
     this.observer.replied(now - call.startedMs);
     const script = call.script;
     if (script !== null && call.viaFunction && reply.isError() && this.resendWithoutFunction(call, script, reply.str, now)) return true;
-    if (script !== null) this.noteReplied(call.viaFunction);
+    if (script !== null) { this.functions.onReplied(call.viaFunction); this.reportFunctionsOff(); }
     if (script !== null && reply.isError() && reply.str.startsWith("NOSCRIPT")) {
       // The script cache was flushed or this is a new server: send the text once, same handler.
       const again = new PendingCall(call.handler, call.startedMs, null, [], [], true, call.waitMs);
@@ -275,10 +276,9 @@ export class RedisClient {
    * Returns false when the error is the script's own (given to the handler as usual).
    */
   private resendWithoutFunction(call: PendingCall, script: LuaScript, err: string, now: f64): bool {
-    const wasOff = this.functions.isOff();
     const action = this.functions.onCallError(err, call.startedMs, now);
+    this.reportFunctionsOff();
     if (action == fns.FN_ERROR_IS_THE_SCRIPTS) return false;
-    if (!wasOff && this.functions.isOff()) this.warnFunctionsOff();
     const again = new PendingCall(call.handler, call.startedMs, script, call.keys, call.args, true, call.waitMs);
     if (!this.send(evalCommand("EVALSHA", script.sha, call.keys, call.args), again, now)) call.handler.onReply(false, null);
     // After the re-sent call: Redis compiles the library (~2 ms) without delaying it.
@@ -286,11 +286,6 @@ export class RedisClient {
     return true;
   }
 
-  private noteReplied(viaFunction: bool): void {
-    const wasOff = this.functions.isOff();
-    this.functions.onReplied(viaFunction);
-    if (!wasOff && this.functions.isOff()) this.warnFunctionsOff();
-  }
 
   /** FUNCTION LOAD of the library, in the background (a failure does not feed the breaker). */
   private loadLibrary(library: fns.LuaLibrary, now: f64): void {
@@ -299,13 +294,15 @@ export class RedisClient {
   }
 
   onLibraryLoad(ok: bool, reply: RespValue | null): void {
-    const wasOff = this.functions.isOff();
     const isError = reply !== null && reply.isError();
     this.functions.onLoadReply(ok && reply !== null, isError, isError ? reply!.str : "", host.nowMillis());
-    if (!wasOff && this.functions.isOff()) this.warnFunctionsOff();
+    this.reportFunctionsOff();
   }
 
-  private warnFunctionsOff(): void {
+  /** Logs once, when functions were just given up (after any FunctionSupport event). */
+  private reportFunctionsOff(): void {
+    if (!this.functions.isOff() || this.functionsOffReported) return;
+    this.functionsOffReported = true;
     host.log(host.LogLevel.Warn, "redis " + lookupName(this.cluster) + ": scripts go as EVALSHA, not FCALL (Redis functions unavailable: "
       + this.functions.offReason + ")");
   }

@@ -1,5 +1,5 @@
 // Redis functions (Redis >= 7.0): the plugin's scripts are also one function library
-// (scripts/lua-bundle.mjs luaLibrary), called with FCALL. A script sent as EVALSHA runs lib.lua's
+// (scripts/lua-bundle.mjs libraryJoin, joined by services/lease/lua_text.ts), called with FCALL. A script sent as EVALSHA runs lib.lua's
 // definitions again on every call; a function finds them made once, when its library loaded
 // (about a fifth of an acquire's time in Redis, bench/RESULTS.md section 5).
 // What is decided here, per Redis client:

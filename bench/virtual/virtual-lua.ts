@@ -14,7 +14,7 @@
 // `redis.call('TIME')`, or keeps a TIME call after the rewrite (lua/ changed shape: virtual time
 // would silently read the wall clock).
 import { createHash } from "node:crypto";
-import { bundleLuaScripts, embeddedLuaParts, embeddedLuaScripts, luaLibrary } from "../../scripts/lua-bundle.mjs";
+import { bundleLuaScripts, embeddedLuaParts, luaLibrary } from "../../scripts/lua-bundle.mjs";
 import { encodeCommand } from "../../host-test/resp.js";
 
 const TIME_CALL = "redis.call('TIME')";
@@ -65,14 +65,15 @@ export class VirtualLua {
 
   constructor(dir?: string) {
     // Both forms: the plugin sends the compacted texts it embeds, the test drivers the full ones.
-    const embedded = embeddedLuaScripts(dir);
+    const parts = embeddedLuaParts(dir);
+    const embedded = parts.scripts;
     const bundles = [...Object.entries(embedded), ...Object.entries(bundleLuaScripts(dir))];
     for (const [name, b] of bundles) {
       if (!readsTime(b.text)) continue; // no clock to follow: the production script runs as is
       const text = virtualScriptText(b.text);
       this.bySha.set(b.sha1, { name, text, sha1: sha1(text) });
     }
-    for (const library of [embeddedLuaParts(dir).library, luaLibrary(dir)]) {
+    for (const library of [parts.library, luaLibrary(dir)]) {
       for (const [name, fn] of Object.entries(library.functions)) {
         const variant = this.bySha.get(embedded[name].sha1);
         if (variant) this.byFunction.set(fn, variant);

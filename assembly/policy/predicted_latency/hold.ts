@@ -9,6 +9,11 @@ import { LbRequest } from "../../services/request/request";
 import { CandidateSet } from "../../services/candidates/candidates";
 import { PickReads } from "./pick_reads";
 
+/** One more held request waiting for `host` (the plan's counts). */
+export function countHost(counts: Map<string, f64>, host: string): void {
+  counts.set(host, (counts.has(host) ? counts.get(host) : 0.0) + 1.0);
+}
+
 export class HeldRequest {
   constructor(public r: LbRequest, public c: CandidateSet, public reads: PickReads, public sinceMs: f64,
     public sloTtft: f64, public sloTpot: f64) {}
@@ -49,7 +54,7 @@ export class HoldList {
       const h = this.entries[i];
       if (h.deadlineMs > deadlineMs) break;
       if (h.late || h.host.length == 0) continue;
-      out.set(h.host, (out.has(h.host) ? out.get(h.host) : 0.0) + 1.0);
+      countHost(out, h.host);
     }
     return out;
   }

@@ -31,7 +31,7 @@ import { ModelStore, PoolModel } from "./store";
 import { Choice, chooseBySlo, Draws, isSloFit, NO_MODEL, PICK_BEST_FIT, PICK_MOST_HEADROOM, PICK_TPOT_FIT, SHED } from "./choose";
 import { OpenStream } from "./open_streams";
 import { CountsPart, FRESH_COUNTS_MAX, PickReads, PickReadsDone, PrefixPart } from "./pick_reads";
-import { HeldRequest, HoldList } from "./hold";
+import { countHost, HeldRequest, HoldList } from "./hold";
 
 /** How old the fleet's counts may get while requests are held (the tracker's read, every tick at most). */
 const HOLD_COUNTS_MS: f64 = 20;
@@ -63,6 +63,8 @@ class Evaluation {
   eligible: bool[];
   choice: Choice = new Choice(NO_MODEL, "");
   at: i32 = 0;
+  /** No pod meets the SLO (the choice was the least late). */
+  unmet: bool = false;
   /** Late binding: no pod meets the SLO and none has a free slot (held). */
   late: bool = false;
   constructor(n: i32, public expected: f64) {
@@ -149,7 +151,7 @@ export class PredictedLatencyPolicy extends Policy {
     const sloTpot = sloOf(s.tpotHeader, s.tpotMs);
     const now = host.nowMillis();
     const deadline = sloTtft > 0 ? now + sloTtft : Infinity;
-    const e = this.evaluate(r, c, reads, 0, sloTtft, sloTpot, this.holding() ? this.held.aheadOf(deadline) : null);
+    const e = this.evaluate(r, c, reads, 0, sloTtft, sloTpot, this.held.length > 0 ? this.held.aheadOf(deadline) : null);
     if (e === null) return Verdict.Rejected;
     if (this.mayHold(e, 0)) {
       const h = new HeldRequest(r, c, reads, now, sloTtft, sloTpot);
@@ -219,7 +221,8 @@ export class PredictedLatencyPolicy extends Policy {
     if (choice.index == SHED) { r.port.shed("slo_unmet"); return null; }
     e.choice = choice;
     e.at = choice.index == NO_MODEL ? fewestInflight(e.inflight, e.eligible, draws.pick) : choice.index;
-    if (this.holding() && choice.reason == "slo_unmet") this.lateToFreeSlot(e, ttftLeft, sloTpot, draws);
+    e.unmet = choice.reason == "slo_unmet";
+    if (this.holding() && e.unmet) this.lateToFreeSlot(e, ttftLeft, sloTpot, draws);
     return e;
   }
 
@@ -292,11 +295,11 @@ export class PredictedLatencyPolicy extends Policy {
         if (!h.r.port.enterAsync()) { this.dropHeld(i); continue; } // the client left
         const heldMs = now - h.sinceMs;
         const e = this.evaluate(h.r, h.c, h.reads, heldMs, h.sloTtft, h.sloTpot, ahead);
-        if (e !== null && pass == 0 && e.choice.reason.startsWith("slo_unmet")) { h.late = true; i++; continue; } // after the on-time ones
+        if (e !== null && pass == 0 && e.unmet) { h.late = true; i++; continue; } // after the on-time ones
         if (e !== null && this.mayHold(e, heldMs)) {
           h.late = e.late;
           h.host = h.c.hosts[e.at];
-          if (!h.late) ahead.set(h.host, (ahead.has(h.host) ? ahead.get(h.host) : 0.0) + 1.0);
+          if (!h.late) countHost(ahead, h.host);
           i++;
           continue;
         }

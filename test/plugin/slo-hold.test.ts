@@ -156,6 +156,20 @@ describe("late binding (sloHoldMs)", () => {
     expect(s.forwarded!.upstream.address).toBe(theirs[0].forwarded!.upstream.address);
   });
 
+  it("explores once per request: a held request is not sent off by a later evaluation's draw", async () => {
+    // With a draw per evaluation, each of the ~20 evaluations below would send a held request to a
+    // random pod with probability 0.2 (0.8^20: ~1% of them would still be held).
+    const { h } = await fullHost({ sloExploration: 0.2 });
+    const streams: TestStream[] = [];
+    for (let i = 0; i < 8; i++) streams.push(postChat(h, CHAT_BODY, LOOSE).s);
+    await h.redisIdle();
+    const held = streams.filter((s) => s.forwarded === null);
+    expect(held.length).toBeGreaterThan(0); // the ones whose draw explored went at once
+    await advanceWithIo(h, 200, 10);
+    expect(held.filter((s) => s.forwarded !== null)).toHaveLength(0);
+    expect(h.metric("llmlb_slo_held")).toBe(held.length);
+  });
+
   it("without sloHoldMs the same request goes at once to a full pod", async () => {
     const { h } = await fullHost({ sloHoldMs: 0 });
     const { s } = postChat(h, CHAT_BODY, LOOSE);

@@ -8,6 +8,7 @@
 import { LbRequest } from "../../services/request/request";
 import { CandidateSet } from "../../services/candidates/candidates";
 import { PickReads } from "./pick_reads";
+import { Draws } from "./choose";
 
 /** One more held request waiting for `host` (the plan's counts). */
 export function countHost(counts: Map<string, f64>, host: string): void {
@@ -16,7 +17,7 @@ export function countHost(counts: Map<string, f64>, host: string): void {
 
 export class HeldRequest {
   constructor(public r: LbRequest, public c: CandidateSet, public reads: PickReads, public sinceMs: f64,
-    public sloTtft: f64, public sloTpot: f64) {}
+    public sloTtft: f64, public sloTpot: f64, public draws: Draws) {}
 
   /** At its last evaluation no pod could serve it in time (it yields to the ones still on time). */
   late: bool = false;

@@ -151,10 +151,14 @@ export class PredictedLatencyPolicy extends Policy {
     const sloTpot = sloOf(s.tpotHeader, s.tpotMs);
     const now = host.nowMillis();
     const deadline = sloTtft > 0 ? now + sloTtft : Infinity;
-    const e = this.evaluate(r, c, reads, 0, sloTtft, sloTpot, this.held.length > 0 ? this.held.aheadOf(deadline) : null);
+    // One set of random draws per request: a held request evaluated again and again explores (or
+    // breaks a tie) as it would have once, not once per evaluation.
+    const rng = this.services.rng;
+    const draws = new Draws(rng.nextFloat(), <u32>(rng.next() >> 32));
+    const e = this.evaluate(r, c, reads, 0, sloTtft, sloTpot, this.held.length > 0 ? this.held.aheadOf(deadline) : null, draws);
     if (e === null) return Verdict.Rejected;
     if (this.mayHold(e, 0)) {
-      const h = new HeldRequest(r, c, reads, now, sloTtft, sloTpot);
+      const h = new HeldRequest(r, c, reads, now, sloTtft, sloTpot, draws);
       h.late = e.late;
       h.host = c.hosts[e.at];
       this.held.add(h);
@@ -171,7 +175,7 @@ export class PredictedLatencyPolicy extends Policy {
    * meets a sheddable request's SLO); r.port.shed was called.
    */
   private evaluate(r: LbRequest, c: CandidateSet, reads: PickReads, heldMs: f64, sloTtft: f64, sloTpot: f64,
-    ahead: Map<string, f64> | null): Evaluation | null {
+    ahead: Map<string, f64> | null, draws: Draws): Evaluation | null {
     const pool = r.pool;
     // The pick's own read of the counts (plus this VM's changes since), until the tracker has a
     // newer one (a held request is evaluated again and again).
@@ -212,8 +216,6 @@ export class PredictedLatencyPolicy extends Policy {
       if (e.eligible[i]) anyEligible = true;
     }
     if (!anyEligible) { r.port.shed("limit"); return null; }
-    const rng = this.services.rng;
-    const draws = new Draws(rng.nextFloat(), <u32>(rng.next() >> 32));
     // Held: what is left of the TTFT SLO (a hair above 0 once spent, so no host meets it).
     const ttftLeft = sloTtft > 0 ? max(1e-3, sloTtft - heldMs) : 0.0;
     const choice = chooseBySlo(e.decideTtft, e.tpot, e.eligible, ttftLeft, sloTpot,
@@ -294,7 +296,7 @@ export class PredictedLatencyPolicy extends Policy {
         if (pass == 1 && !h.late) { i++; continue; }
         if (!h.r.port.enterAsync()) { this.dropHeld(i); continue; } // the client left
         const heldMs = now - h.sinceMs;
-        const e = this.evaluate(h.r, h.c, h.reads, heldMs, h.sloTtft, h.sloTpot, ahead);
+        const e = this.evaluate(h.r, h.c, h.reads, heldMs, h.sloTtft, h.sloTpot, ahead, h.draws);
         if (e !== null && pass == 0 && e.unmet) { h.late = true; i++; continue; } // after the on-time ones
         if (e !== null && this.mayHold(e, heldMs)) {
           h.late = e.late;

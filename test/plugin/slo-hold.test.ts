@@ -47,10 +47,11 @@ async function teach(hh: TestHost): Promise<void> {
   }
 }
 
-/** Both pods busy with one open stream each: every slot taken. */
+/** Both pods busy with an open stream each: every slot taken (with exploration a second request
+ *  may go to the busy pod: more are sent until both are busy). */
 async function fill(hh: TestHost): Promise<Map<string, TestStream>> {
   const open = new Map<string, TestStream>();
-  for (let i = 0; i < 2; i++) {
+  for (let i = 0; i < 10 && open.size < 2; i++) {
     const { s } = postChat(hh, CHAT_BODY, LOOSE);
     await hh.redisIdle();
     expect(s.forwarded).not.toBeNull();
@@ -168,6 +169,47 @@ describe("late binding (sloHoldMs)", () => {
     await advanceWithIo(h, 200, 10);
     expect(held.filter((s) => s.forwarded !== null)).toHaveLength(0);
     expect(h.metric("llmlb_slo_held")).toBe(held.length);
+  });
+
+  it("waits for a pod that meets the SLO once a slot frees, rather than going late to a slow free pod", async () => {
+    // Exploration 1: every request meeting its SLO somewhere goes to a random such pod (both get taught).
+    const h = t.host = await host({ configuration: sloConfig({ sloExploration: 1 }), redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(2) } });
+    const [fast, slow] = hosts(2).map((x) => x.address);
+    // Taught: the fast pod answers in 20 ms, the slow one in 300 ms (TPOT 10 ms on both).
+    const seen = new Map<string, number>();
+    for (let i = 0; i < 100 && !((seen.get(fast) ?? 0) >= 12 && (seen.get(slow) ?? 0) >= 12); i++) {
+      const { s } = postChat(h, CHAT_BODY, LOOSE);
+      await h.redisIdle();
+      const at = s.forwarded!.upstream.address!;
+      seen.set(at, (seen.get(at) ?? 0) + 1);
+      h.advance(at === slow ? 1000 : 20);
+      start(s);
+      h.advance(10);
+      finish(s);
+      await h.redisIdle();
+    }
+    expect(Math.min(seen.get(fast) ?? 0, seen.get(slow) ?? 0)).toBeGreaterThanOrEqual(12);
+    // The fast pod's only slot taken by a stream with ~2 s of decode left (200 tokens); the slow pod free.
+    const long = JSON.stringify({ ...JSON.parse(CHAT_BODY), max_tokens: 200 });
+    let busy: TestStream | null = null;
+    for (let i = 0; i < 20 && busy === null; i++) {
+      const { s } = postChat(h, long, LOOSE);
+      await h.redisIdle();
+      start(s);
+      if (s.forwarded!.upstream.address === fast) busy = s;
+      else finish(s);
+      await h.redisIdle();
+    }
+    expect(busy).not.toBeNull();
+    // TTFT SLO 60 ms: no pod meets it counting the wait (fast: 20 ms + ~2 s, slow: 300 ms), but the
+    // fast pod does the moment its slot frees: the request waits for it, not for nothing on the slow one.
+    const { s } = postChat(h, CHAT_BODY, { "x-slo-ttft-ms": "250", "x-slo-tpot-ms": "1000" });
+    await h.redisIdle();
+    expect(s.forwarded).toBeNull();
+    h.advance(10);
+    finish(busy!);
+    await h.redisIdle();
+    expect(s.forwarded!.upstream.address).toBe(fast);
   });
 
   it("without sloHoldMs the same request goes at once to a full pod", async () => {

@@ -30,7 +30,7 @@ export class Choice {
 
 /** Whether a choice's reason says the host meets the SLO by the mode's rule (not exploring). */
 export function isSloFit(reason: string): bool {
-  return reason == "slo_tpot_fit" || reason == "slo_best_fit" || reason == "slo_most_headroom";
+  return reason == "slo_tpot_fit" || reason == "slo_best_fit" || reason == "slo_most_headroom" || reason == "slo_wait_slot";
 }
 
 /** Random draws for one choice: `explore` in [0, 1), `pick` any u32. */

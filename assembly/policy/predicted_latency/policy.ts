@@ -224,8 +224,26 @@ export class PredictedLatencyPolicy extends Policy {
     e.choice = choice;
     e.at = choice.index == NO_MODEL ? fewestInflight(e.inflight, e.eligible, draws.pick) : choice.index;
     e.unmet = choice.reason == "slo_unmet";
-    if (this.holding() && e.unmet) this.lateToFreeSlot(e, ttftLeft, sloTpot, draws);
+    if (this.holding() && e.unmet && !this.waitForSlot(e, ttftLeft, sloTpot)) this.lateToFreeSlot(e, ttftLeft, sloTpot, draws);
     return e;
+  }
+
+  /**
+   * Late binding, no pod meets the SLO once the wait for a slot is counted: the request still
+   * can if a pod that meets it without the wait frees a slot in time, and held it takes that slot
+   * the moment it frees. Then it waits for the one (of those) predicted to free first.
+   */
+  private waitForSlot(e: Evaluation, ttftLeft: f64, sloTpot: f64): bool {
+    let best = -1;
+    for (let i = 0; i < e.eligible.length; i++) {
+      if (!e.eligible[i] || !(e.base[i] <= ttftLeft) || (sloTpot > 0 && !(e.tpot[i] <= sloTpot))) continue;
+      if (best < 0 || e.decideTtft[i] < e.decideTtft[best]) best = i;
+    }
+    if (best < 0) return false;
+    e.at = best;
+    e.choice = new Choice(best, "slo_wait_slot");
+    e.unmet = false;
+    return true;
   }
 
   private holding(): bool { return this.cfg.slo.holdMs > 0 && this.cfg.slo.batchSlots > 0; }

@@ -2,7 +2,7 @@
 import { ConfigReader } from "./reader";
 
 export const SLO_KEYS: string[] = ["sloTtftMs", "sloTpotMs", "sloTtftHeader", "sloTpotHeader", "sloPick",
-  "sloExploration", "modelDecay", "modelRidge", "modelRefreshMs", "expectedOutputTokens", "modelBatchSlots", "sloQueueMargin", "sloHoldMs"];
+  "sloExploration", "modelDecay", "modelRidge", "modelRefreshMs", "expectedOutputTokens", "modelBatchSlots", "sloQueueMargin", "sloHoldMs", "sloHoldMax"];
 
 export const SLO_PICK_BEST_FIT = "best_fit";
 export const SLO_PICK_MOST_HEADROOM = "most_headroom";
@@ -30,6 +30,8 @@ export class SloSettings {
   queueMargin: f64 = 2.0;
   /** Late binding: how long a request may wait at the gateway for its pod's free slot (0: off). */
   holdMs: i64 = 0;
+  /** Late binding: requests held at once per VM at most (beyond, a request goes as without). */
+  holdMax: i64 = 512;
 }
 
 export function parseSloSettings(r: ConfigReader): SloSettings {
@@ -47,6 +49,7 @@ export function parseSloSettings(r: ConfigReader): SloSettings {
   s.batchSlots = r.int("modelBatchSlots", 0, 0, 1000000);
   s.queueMargin = r.num("sloQueueMargin", 2.0, 0.0, 100.0);
   s.holdMs = r.int("sloHoldMs", 0, 0, 600000);
+  s.holdMax = r.int("sloHoldMax", 512, 1, 100000);
   // Holding waits for a pod's free batch slot: without the slots known there is none to wait for.
   if (s.holdMs > 0 && s.batchSlots == 0) r.errors.add(r.key("sloHoldMs") + " needs " + r.key("modelBatchSlots") + " (the engines' batch slots, vLLM max_num_seqs)");
   return s;

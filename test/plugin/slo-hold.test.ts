@@ -212,6 +212,14 @@ describe("late binding (sloHoldMs)", () => {
     expect(s.forwarded!.upstream.address).toBe(fast);
   });
 
+  it("holds at most sloHoldMax requests per VM: the next one goes at once, as without late binding", async () => {
+    const { h } = await fullHost({ sloHoldMax: 2 });
+    const streams = [0, 1, 2].map(() => postChat(h, CHAT_BODY, LOOSE).s);
+    await h.redisIdle();
+    expect(streams.map((s) => s.forwarded === null)).toEqual([true, true, false]);
+    expect(h.metric("llmlb_slo_held")).toBe(2);
+  });
+
   it("without sloHoldMs the same request goes at once to a full pod", async () => {
     const { h } = await fullHost({ sloHoldMs: 0 });
     const { s } = postChat(h, CHAT_BODY, LOOSE);

@@ -104,6 +104,8 @@ const CROSS_KEY_CASES: Case[] = [
   { name: "sloHoldMs without modelBatchSlots", config: { ...BASE, lb_policy: "predicted_latency", lb_config: { ...BASE.lb_config, sloHoldMs: 2000 } } },
   { name: "sloHoldMs with modelBatchSlots", config: { ...BASE, lb_policy: "predicted_latency", lb_config: { ...BASE.lb_config, sloHoldMs: 2000, modelBatchSlots: 4 } } },
   { name: "sloHoldMs 0 without modelBatchSlots", config: { ...BASE, lb_policy: "predicted_latency", lb_config: { ...BASE.lb_config, sloHoldMs: 0 } } },
+  { name: "sloHoldMax 0", config: { ...BASE, lb_policy: "predicted_latency", lb_config: { ...BASE.lb_config, sloHoldMs: 2000, modelBatchSlots: 4, sloHoldMax: 0 } } },
+  { name: "sloHoldMax 64", config: { ...BASE, lb_policy: "predicted_latency", lb_config: { ...BASE.lb_config, sloHoldMs: 2000, modelBatchSlots: 4, sloHoldMax: 64 } } },
 ];
 
 function documentedConfigs(): Case[] {

@@ -32,6 +32,7 @@ import { Choice, chooseBySlo, Draws, isSloFit, NO_MODEL, PICK_BEST_FIT, PICK_MOS
 import { OpenStream } from "./open_streams";
 import { CountsPart, FRESH_COUNTS_MAX, PickReads, PickReadsDone, PrefixPart } from "./pick_reads";
 import { countHost, HeldRequest, HoldList } from "./hold";
+import { Pool } from "../../services/lease/pool";
 
 /** How old the fleet's counts may get while requests are held (the tracker's read, every tick at most). */
 const HOLD_COUNTS_MS: f64 = 20;
@@ -157,7 +158,8 @@ export class PredictedLatencyPolicy extends Policy {
     const draws = new Draws(rng.nextFloat(), <u32>(rng.next() >> 32));
     const e = this.evaluate(r, c, reads, 0, sloTtft, sloTpot, this.held.length > 0 ? this.held.aheadOf(deadline) : null, draws);
     if (e === null) return Verdict.Rejected;
-    if (this.mayHold(e, 0)) {
+    // Beyond sloHoldMax held, a new request goes as without late binding.
+    if (<i64>this.held.length < this.cfg.slo.holdMax && this.mayHold(e, 0)) {
       const h = new HeldRequest(r, c, reads, now, sloTtft, sloTpot, draws);
       h.late = e.late;
       h.host = c.hosts[e.at];
@@ -177,9 +179,7 @@ export class PredictedLatencyPolicy extends Policy {
   private evaluate(r: LbRequest, c: CandidateSet, reads: PickReads, heldMs: f64, sloTtft: f64, sloTpot: f64,
     ahead: Map<string, f64> | null, draws: Draws): Evaluation | null {
     const pool = r.pool;
-    // The pick's own read of the counts (plus this VM's changes since), until the tracker has a
-    // newer one (a held request is evaluated again and again).
-    const counts = pool !== null && reads.counts !== null && reads.sentMs > this.runtime.inflight.answeredReadMs(pool) ? reads.counts : null;
+    const counts = this.freshCounts(pool, reads);
     const s = this.cfg.slo;
     const slots = <f64>s.batchSlots;
     const n = c.size;
@@ -193,14 +193,9 @@ export class PredictedLatencyPolicy extends Policy {
     const e = new Evaluation(n, expected);
     const now = host.nowMillis();
     const fallbackTokens = <f64>s.expectedOutputTokens;
-    const local = this.services.accounting.local;
     let anyEligible = false;
     for (let i = 0; i < n; i++) {
-      let q = counts !== null && pool !== null
-        ? this.runtime.inflight.inflightFromRead(pool, c.hosts[i], counts[i], reads.netAtSend[i], local)
-        : this.runtime.inflight.inflight(pool, c.hosts[i], local);
-      // Held requests ahead of this one (earlier deadline) waiting for this host: they will be there first.
-      if (ahead !== null && ahead.has(c.hosts[i])) q += ahead.get(c.hosts[i]);
+      const q = this.queueAt(pool, c, i, reads, counts, ahead);
       const m = models[i];
       e.inflight[i] = q;
       e.uncached[i] = promptTokens * (1.0 - share[i]);
@@ -244,6 +239,36 @@ export class PredictedLatencyPolicy extends Policy {
     e.choice = new Choice(best, "slo_wait_slot");
     e.unmet = false;
     return true;
+  }
+
+  /** The pick's own read of the counts (plus this VM's changes since), until the tracker has a
+   *  newer one (a held request is evaluated again and again); null: the tracker's counts. */
+  private freshCounts(pool: Pool | null, reads: PickReads): f64[] | null {
+    return pool !== null && reads.counts !== null && reads.sentMs > this.runtime.inflight.answeredReadMs(pool) ? reads.counts : null;
+  }
+
+  /** Requests in flight on candidate i by the newest counts, plus the held ones ahead of this
+   *  request (earlier deadline) waiting for that host: they will be there first. */
+  private queueAt(pool: Pool | null, c: CandidateSet, i: i32, reads: PickReads, counts: f64[] | null, ahead: Map<string, f64> | null): f64 {
+    const local = this.services.accounting.local;
+    let q = counts !== null && pool !== null
+      ? this.runtime.inflight.inflightFromRead(pool, c.hosts[i], counts[i], reads.netAtSend[i], local)
+      : this.runtime.inflight.inflight(pool, c.hosts[i], local);
+    if (ahead !== null && ahead.has(c.hosts[i])) q += ahead.get(c.hosts[i]);
+    return q;
+  }
+
+  /**
+   * Whether any candidate of a held request has a free slot (by the newest counts and the plan).
+   * Without one it stays held as it is, unevaluated: it could go nowhere, and a pass over a long
+   * list (an overload) then costs a count lookup per candidate, not a prediction.
+   */
+  private anyFreeSlot(h: HeldRequest, ahead: Map<string, f64>): bool {
+    const pool = h.r.pool;
+    const counts = this.freshCounts(pool, h.reads);
+    const slots = <f64>this.cfg.slo.batchSlots;
+    for (let i = 0; i < h.c.size; i++) if (this.queueAt(pool, h.c, i, h.reads, counts, ahead) < slots) return true;
+    return false;
   }
 
   private holding(): bool { return this.cfg.slo.holdMs > 0 && this.cfg.slo.batchSlots > 0; }
@@ -314,6 +339,11 @@ export class PredictedLatencyPolicy extends Policy {
         if (pass == 1 && !h.late) { i++; continue; }
         if (!h.r.port.enterAsync()) { this.dropHeld(i); continue; } // the client left
         const heldMs = now - h.sinceMs;
+        if (heldMs < <f64>this.cfg.slo.holdMs && !this.anyFreeSlot(h, ahead)) {
+          if (!h.late) countHost(ahead, h.host);
+          i++;
+          continue;
+        }
         const e = this.evaluate(h.r, h.c, h.reads, heldMs, h.sloTtft, h.sloTpot, ahead, h.draws);
         if (e !== null && pass == 0 && e.unmet) { h.late = true; i++; continue; } // after the on-time ones
         if (e !== null && this.mayHold(e, heldMs)) {

@@ -1,6 +1,7 @@
 // Memory and cost over a long run: N requests (default 1,000,000) through the test facade with the
 // release .wasm, every policy at once (global_least_request, prefix_cache, prefix_cache compat,
-// endpoint_metrics, and global_least_request against an unreachable Redis), mixed bodies (short
+// endpoint_metrics, global_least_request against an unreachable Redis, and predicted_latency with
+// late binding, about half of its requests held a while), mixed bodies (short
 // and 16 KB chats, long multi-turn chats, completions, Responses, invalid JSON, empty), and mixed
 // endings (answered, aborted after the pick, aborted while Redis is still answering). Requests go
 // round robin over the policies in batches of 32; the manual clock moves 100 ms per batch, so
@@ -13,7 +14,7 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { startRedis } from "../../host-test/redis-server.js";
-import { TestHost, type HostSpec } from "../../host-test/facade/index.js";
+import { TestHost, type HostSpec, type TestStream } from "../../host-test/facade/index.js";
 import { chatBody } from "./costs.js";
 import { percentile } from "../metrics.js";
 
@@ -59,6 +60,9 @@ export async function runSoakMemory(total = 1_000_000): Promise<Checkpoint[]> {
     [{ lb_policy: "prefix_cache", lb_config: { ...redisCfg, compat: true } }, redis.url],
     [{ lb_policy: "endpoint_metrics", lb_config: {} }, redis.url],
     [{ lb_policy: "global_least_request", lb_config: { ...redisCfg, timeout: 50 } }, "redis://127.0.0.1:1"], // Redis errors
+    // Late binding: 8 pods x 2 slots for batches of 32, so about half of each batch is held until
+    // the previous batch's streams end (or sloHoldMs passes); SLOs from the route's defaults.
+    [{ lb_policy: "predicted_latency", lb_config: { ...redisCfg, modelBatchSlots: 2, sloHoldMs: 300, sloTtftMs: 250, sloTpotMs: 50 } }, redis.url],
   ];
   const hosts: TestHost[] = [];
   try {
@@ -69,11 +73,13 @@ export async function runSoakMemory(total = 1_000_000): Promise<Checkpoint[]> {
     const marks = [10_000, 100_000, 250_000, 500_000, 750_000, 1_000_000].filter((m) => m < total).concat([total]);
     const out: Checkpoint[] = [];
     const windows: number[][] = hosts.map(() => []);
+    // Streams not ended yet, per host: a held one (not forwarded yet) is answered in a later batch.
+    const waiting: TestStream[][] = hosts.map(() => []);
     let n = 0;
     while (n < total) {
       for (const [hi, h] of hosts.entries()) {
         const window = windows[hi];
-        const open = [];
+        const open = waiting[hi];
         for (let b = 0; b < BATCH && n < total; b++, n++) {
           const s = h.stream({ method: "POST", path: "/v1/chat/completions", cluster: CLUSTER, route: "llm", headers: { "content-type": "application/json" } });
           const body = makeBody[n % makeBody.length](n);
@@ -87,11 +93,14 @@ export async function runSoakMemory(total = 1_000_000): Promise<Checkpoint[]> {
           if (marks.includes(n + 1)) out.push(checkpoint(n + 1, hosts, windows));
         }
         await h.redisIdle();
+        const held: TestStream[] = [];
         for (const [i, s] of open.entries()) {
           if (s.ended !== null) continue;
+          if (s.forwarded === null && !s.localResponse) { held.push(s); continue; }
           if (i % 7 === 5) s.abort(); // aborted after the pick
-          else { s.sendResponseHeaders({ ":status": "200" }, true); s.complete(); }
+          else answer(s);
         }
+        waiting[hi] = held;
         h.advance(100);
         await h.redisIdle();
       }
@@ -101,6 +110,14 @@ export async function runSoakMemory(total = 1_000_000): Promise<Checkpoint[]> {
     for (const h of hosts) h.close();
     await redis.stop();
   }
+}
+
+/** A streamed answer of two tokens (predicted_latency learns TTFT and TPOT from it), then the end. */
+function answer(s: TestStream): void {
+  s.sendResponseHeaders({ ":status": "200", "content-type": "text/event-stream" });
+  s.sendResponseBody('data: {"choices":[{"delta":{"content":"a"}}]}\n\n', false);
+  s.sendResponseBody('data: {"choices":[{"delta":{"content":"b"}}]}\n\ndata: [DONE]\n\n', true);
+  s.complete();
 }
 
 function checkpoint(requests: number, hosts: TestHost[], windows: number[][]): Checkpoint {
@@ -114,7 +131,7 @@ function checkpoint(requests: number, hosts: TestHost[], windows: number[][]): C
 }
 
 export function soakTable(rows: Checkpoint[]): string {
-  return ["| requests | Wasm pages per VM (GLR / prefix / prefix compat / metrics / GLR Redis down) | Node heap MiB after GC | pick µs, same order (median of the last 2,000 requests) |", "|---|---|---|---|",
+  return ["| requests | Wasm pages per VM (GLR / prefix / prefix compat / metrics / GLR Redis down / predicted_latency holding) | Node heap MiB after GC | pick µs, same order (median of the last 2,000 requests) |", "|---|---|---|---|",
     ...rows.map((r) => `| ${r.requests.toLocaleString("en-US")} | ${r.pages.join(" / ")} | ${r.heapMiB.toFixed(1)} | ${r.pickMicros.map((x) => x.toFixed(0)).join(" / ")} |`)].join("\n");
 }
 

@@ -28,7 +28,8 @@ import { PrefixWrites, recordPrefix } from "../endpoint_metrics/prefix_io";
 import { prefixScores } from "../endpoint_metrics/prefix_signal";
 import { baseObservation, clipObservation, ttftFeatures, tpotFeatures } from "./model";
 import { ModelStore, PoolModel } from "./store";
-import { Choice, chooseBySlo, Draws, isSloFit, NO_MODEL, PICK_BEST_FIT, PICK_MOST_HEADROOM, PICK_TPOT_FIT, SHED } from "./choose";
+import { chooseBySlo, Draws, isSloFit, NO_MODEL, PICK_BEST_FIT, PICK_MOST_HEADROOM, PICK_TPOT_FIT, SHED } from "./choose";
+import { Evaluation, fewestInflight, lateToFreeSlot, waitForSlot } from "./evaluation";
 import { OpenStream } from "./open_streams";
 import { CountsPart, FRESH_COUNTS_MAX, PickReads, PickReadsDone, PrefixPart } from "./pick_reads";
 import { countHost, HeldRequest, HoldList } from "./hold";
@@ -49,36 +50,6 @@ function sloOf(header: string, def: f64): f64 {
   if (v === null) return def;
   const n = F64.parseFloat(v);
   return isFinite(n) && n > 0 ? n : def;
-}
-
-/** One evaluation of the candidates for a request: the predictions and the choice. */
-class Evaluation {
-  ttft: f64[];
-  decideTtft: f64[];
-  tpot: f64[];
-  inflight: f64[];
-  uncached: f64[];
-  base: f64[];
-  wait: f64[];
-  prefill: f64[];
-  eligible: bool[];
-  choice: Choice = new Choice(NO_MODEL, "");
-  at: i32 = 0;
-  /** No pod meets the SLO (the choice was the least late). */
-  unmet: bool = false;
-  /** Late binding: no pod meets the SLO and none has a free slot (held). */
-  late: bool = false;
-  constructor(n: i32, public expected: f64) {
-    this.ttft = new Array<f64>(n);
-    this.decideTtft = new Array<f64>(n);
-    this.tpot = new Array<f64>(n);
-    this.inflight = new Array<f64>(n);
-    this.uncached = new Array<f64>(n);
-    this.base = new Array<f64>(n);
-    this.wait = new Array<f64>(n);
-    this.prefill = new Array<f64>(n);
-    this.eligible = new Array<bool>(n);
-  }
 }
 
 function fmt(v: f64): string {
@@ -219,26 +190,10 @@ export class PredictedLatencyPolicy extends Policy {
     e.choice = choice;
     e.at = choice.index == NO_MODEL ? fewestInflight(e.inflight, e.eligible, draws.pick) : choice.index;
     e.unmet = choice.reason == "slo_unmet";
-    if (this.holding() && e.unmet && !this.waitForSlot(e, ttftLeft, sloTpot)) this.lateToFreeSlot(e, ttftLeft, sloTpot, draws);
-    return e;
-  }
-
-  /**
-   * Late binding, no pod meets the SLO once the wait for a slot is counted: the request still
-   * can if a pod that meets it without the wait frees a slot in time, and held it takes that slot
-   * the moment it frees. Then it waits for the one (of those) predicted to free first.
-   */
-  private waitForSlot(e: Evaluation, ttftLeft: f64, sloTpot: f64): bool {
-    let best = -1;
-    for (let i = 0; i < e.eligible.length; i++) {
-      if (!e.eligible[i] || !(e.base[i] <= ttftLeft) || (sloTpot > 0 && !(e.tpot[i] <= sloTpot))) continue;
-      if (best < 0 || e.decideTtft[i] < e.decideTtft[best]) best = i;
+    if (this.holding() && e.unmet && !waitForSlot(e, ttftLeft, sloTpot)) {
+      lateToFreeSlot(e, slots, ttftLeft, sloTpot, pickMode(s.pick), draws);
     }
-    if (best < 0) return false;
-    e.at = best;
-    e.choice = new Choice(best, "slo_wait_slot");
-    e.unmet = false;
-    return true;
+    return e;
   }
 
   /** The pick's own read of the counts (plus this VM's changes since), until the tracker has a
@@ -272,25 +227,6 @@ export class PredictedLatencyPolicy extends Policy {
   }
 
   private holding(): bool { return this.cfg.slo.holdMs > 0 && this.cfg.slo.batchSlots > 0; }
-
-  /**
-   * Late binding, a request no pod can serve in time: it goes only to a pod with a free slot (the
-   * least late of those), so it never queues in front of requests still on time; with none free
-   * it is held (e.late).
-   */
-  private lateToFreeSlot(e: Evaluation, ttftLeft: f64, sloTpot: f64, draws: Draws): void {
-    const slots = <f64>this.cfg.slo.batchSlots;
-    const free = new Array<bool>(e.eligible.length);
-    let any = false;
-    for (let i = 0; i < free.length; i++) { free[i] = e.eligible[i] && e.inflight[i] < slots; if (free[i]) any = true; }
-    e.late = true;
-    if (!any) return;
-    const c = chooseBySlo(e.decideTtft, e.tpot, free, ttftLeft, sloTpot, pickMode(this.cfg.slo.pick), 0, false, e.expected, draws);
-    if (c.index < 0) return;
-    e.at = c.index;
-    e.choice = new Choice(c.index, "slo_unmet_free_slot");
-    e.late = false;
-  }
 
   /**
    * Late binding: hold the request while the pod chosen for it has no free batch slot (every slot
@@ -441,13 +377,4 @@ export class PredictedLatencyPolicy extends Policy {
 function pickMode(pick: string): i32 {
   if (pick == SLO_PICK_TPOT_FIT) return PICK_TPOT_FIT;
   return pick == SLO_PICK_BEST_FIT ? PICK_BEST_FIT : PICK_MOST_HEADROOM;
-}
-
-/** Fewest in flight among the eligible hosts, random among ties (nothing learned yet). */
-function fewestInflight(inflight: f64[], eligible: bool[], pick: u32): i32 {
-  let best = Infinity;
-  for (let i = 0; i < inflight.length; i++) if (eligible[i] && inflight[i] < best) best = inflight[i];
-  const ties = new Array<i32>(0);
-  for (let i = 0; i < inflight.length; i++) if (eligible[i] && inflight[i] == best) ties.push(i);
-  return ties.length == 0 ? 0 : ties[<i32>(pick % <u32>ties.length)];
 }

@@ -1,0 +1,73 @@
+// predicted_latency's late-binding rules on one evaluation (policy/predicted_latency/evaluation.ts):
+// wait for a pod that meets the SLO once its slot frees (waitForSlot), else go late, only to a
+// free slot (lateToFreeSlot); fewest in flight before anything is learned.
+import { Evaluation, fewestInflight, lateToFreeSlot, waitForSlot } from "../policy/predicted_latency/evaluation";
+import { Draws, PICK_TPOT_FIT } from "../policy/predicted_latency/choose";
+
+const NO_EXPLORE = new Draws(0.99, 0);
+
+/** Two pods: 0 fast and full (base 20 ms, a 2 s wait), 1 slow with a free slot (base 300 ms). */
+function fastFullSlowFree(): Evaluation {
+  const e = new Evaluation(2, 16);
+  e.base = [20, 300];
+  e.wait = [2000, 0];
+  e.ttft = [2020, 300];
+  e.decideTtft = [6020, 300];
+  e.tpot = [10, 20];
+  e.inflight = [4, 1];
+  e.eligible = [true, true];
+  return e;
+}
+
+describe("waitForSlot", () => {
+  it("waits for the pod that meets the SLO once its slot frees", () => {
+    const e = fastFullSlowFree();
+    expect(waitForSlot(e, 150, 30)).toBe(true);
+    expect(e.at).toBe(0);
+    expect(e.choice.reason).toBe("slo_wait_slot");
+    expect(e.unmet).toBe(false);
+  });
+  it("among several, the one with the least TTFT as the choice compares it", () => {
+    const e = fastFullSlowFree();
+    e.base = [20, 30];
+    e.decideTtft = [6020, 900];
+    expect(waitForSlot(e, 150, 30)).toBe(true);
+    expect(e.at).toBe(1);
+  });
+  it("none when no pod meets the SLO even with a free slot now (TTFT or TPOT), or it is not eligible", () => {
+    expect(waitForSlot(fastFullSlowFree(), 10, 30)).toBe(false);
+    expect(waitForSlot(fastFullSlowFree(), 150, 5)).toBe(false);
+    const e = fastFullSlowFree();
+    e.eligible = [false, true];
+    expect(waitForSlot(e, 150, 30)).toBe(false);
+    expect(e.choice.reason).toBe("");
+  });
+  it("without a TPOT SLO only the TTFT counts", () => {
+    expect(waitForSlot(fastFullSlowFree(), 150, 0)).toBe(true);
+  });
+});
+
+describe("lateToFreeSlot", () => {
+  it("a late request goes to a pod with a free slot", () => {
+    const e = fastFullSlowFree();
+    lateToFreeSlot(e, 4, 10, 30, PICK_TPOT_FIT, NO_EXPLORE);
+    expect(e.at).toBe(1);
+    expect(e.choice.reason).toBe("slo_unmet_free_slot");
+    expect(e.late).toBe(false);
+  });
+  it("with no free slot it stays late (held)", () => {
+    const e = fastFullSlowFree();
+    e.inflight = [4, 4];
+    lateToFreeSlot(e, 4, 10, 30, PICK_TPOT_FIT, NO_EXPLORE);
+    expect(e.late).toBe(true);
+    expect(e.at).toBe(0);
+  });
+});
+
+describe("fewestInflight", () => {
+  it("the eligible host with the fewest in flight, a tie broken by the draw", () => {
+    expect(fewestInflight([3, 1, 1, 0], [true, true, true, false], 0)).toBe(1);
+    expect(fewestInflight([3, 1, 1, 0], [true, true, true, false], 1)).toBe(2);
+    expect(fewestInflight([3, 1], [false, false], 0)).toBe(0);
+  });
+});

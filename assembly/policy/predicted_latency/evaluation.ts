@@ -1,0 +1,81 @@
+// One evaluation of a request's candidates by predicted_latency (the predictions per candidate and
+// the choice), and the late-binding rules that may change the choice when no pod meets the SLO
+// counting the wait for a batch slot: wait for a pod that meets it once its slot frees
+// (waitForSlot), else go late, only to a free slot (lateToFreeSlot). Pure: no host calls.
+import { Choice, chooseBySlo, Draws, NO_MODEL } from "./choose";
+
+/** One evaluation of the candidates for a request: the predictions and the choice. */
+export class Evaluation {
+  ttft: f64[];
+  decideTtft: f64[];
+  tpot: f64[];
+  inflight: f64[];
+  uncached: f64[];
+  base: f64[];
+  wait: f64[];
+  prefill: f64[];
+  eligible: bool[];
+  choice: Choice = new Choice(NO_MODEL, "");
+  at: i32 = 0;
+  /** No pod meets the SLO (the choice was the least late). */
+  unmet: bool = false;
+  /** Late binding: no pod meets the SLO and none has a free slot (held). */
+  late: bool = false;
+  constructor(n: i32, public expected: f64) {
+    this.ttft = new Array<f64>(n);
+    this.decideTtft = new Array<f64>(n);
+    this.tpot = new Array<f64>(n);
+    this.inflight = new Array<f64>(n);
+    this.uncached = new Array<f64>(n);
+    this.base = new Array<f64>(n);
+    this.wait = new Array<f64>(n);
+    this.prefill = new Array<f64>(n);
+    this.eligible = new Array<bool>(n);
+  }
+}
+
+/**
+ * Late binding, no pod meets the SLO once the wait for a slot is counted: the request still can if
+ * a pod that meets it without the wait (base TTFT within `ttftLeft`, TPOT within `sloTpot`) frees a
+ * slot in time, and held it takes that slot the moment it frees. Then e waits for the one of those
+ * with the least TTFT as the choice compares it (reason slo_wait_slot); false: there is none.
+ */
+export function waitForSlot(e: Evaluation, ttftLeft: f64, sloTpot: f64): bool {
+  let best = -1;
+  for (let i = 0; i < e.eligible.length; i++) {
+    if (!e.eligible[i] || !(e.base[i] <= ttftLeft) || (sloTpot > 0 && !(e.tpot[i] <= sloTpot))) continue;
+    if (best < 0 || e.decideTtft[i] < e.decideTtft[best]) best = i;
+  }
+  if (best < 0) return false;
+  e.at = best;
+  e.choice = new Choice(best, "slo_wait_slot");
+  e.unmet = false;
+  return true;
+}
+
+/**
+ * Late binding, a request no pod can serve in time: it goes only to a pod with a free slot (fewer
+ * than `slots` in flight; the least late of those, reason slo_unmet_free_slot), so it never queues
+ * in front of requests still on time; with none free it is held (e.late).
+ */
+export function lateToFreeSlot(e: Evaluation, slots: f64, ttftLeft: f64, sloTpot: f64, mode: i32, draws: Draws): void {
+  const free = new Array<bool>(e.eligible.length);
+  let any = false;
+  for (let i = 0; i < free.length; i++) { free[i] = e.eligible[i] && e.inflight[i] < slots; if (free[i]) any = true; }
+  e.late = true;
+  if (!any) return;
+  const c = chooseBySlo(e.decideTtft, e.tpot, free, ttftLeft, sloTpot, mode, 0, false, e.expected, draws);
+  if (c.index < 0) return;
+  e.at = c.index;
+  e.choice = new Choice(c.index, "slo_unmet_free_slot");
+  e.late = false;
+}
+
+/** Fewest in flight among the eligible hosts, random among ties (nothing learned yet). */
+export function fewestInflight(inflight: f64[], eligible: bool[], pick: u32): i32 {
+  let best = Infinity;
+  for (let i = 0; i < inflight.length; i++) if (eligible[i] && inflight[i] < best) best = inflight[i];
+  const ties = new Array<i32>(0);
+  for (let i = 0; i < inflight.length; i++) if (eligible[i] && inflight[i] == best) ties.push(i);
+  return ties.length == 0 ? 0 : ties[<i32>(pick % <u32>ties.length)];
+}

@@ -35,6 +35,9 @@ import { CountsPart, FRESH_COUNTS_MAX, PickReads, PickReadsDone, PrefixPart } fr
 import { countHost, HeldRequest, HoldList } from "./hold";
 import { Pool } from "../../services/lease/pool";
 
+/** No reads: queueAt with the tracker's counts. */
+const NO_READS = new PickReads([], null);
+
 /** How old the fleet's counts may get while requests are held (the tracker's read, every tick at most). */
 const HOLD_COUNTS_MS: f64 = 20;
 
@@ -63,6 +66,8 @@ export class PredictedLatencyPolicy extends Policy {
   private readonly writes: PrefixWrites = new PrefixWrites();
   private observations: Map<usize, OpenStream> = new Map();
   private readonly held: HoldList = new HoldList();
+  /** During a pass over the held requests: each pool's hosts with a free slot (freeHosts). */
+  private readonly passFree: Map<string, string[]> = new Map();
 
   constructor(cfg: LbConfig, services: Services) {
     super(cfg, services);
@@ -215,15 +220,46 @@ export class PredictedLatencyPolicy extends Policy {
 
   /**
    * Whether any candidate of a held request has a free slot (by the newest counts and the plan).
-   * Without one it stays held as it is, unevaluated: it could go nowhere, and a pass over a long
-   * list (an overload) then costs a count lookup per candidate, not a prediction.
+   * Without one it stays held as it is, unevaluated: it could go nowhere. A request judged by the
+   * tracker's counts (all but those picked since its last read) is checked against the pass's
+   * list of the pool's free hosts, so a pass over a long list (an overload) costs about one
+   * lookup per held request, not a prediction, nor a lookup per candidate.
    */
   private anyFreeSlot(h: HeldRequest, ahead: Map<string, f64>): bool {
     const pool = h.r.pool;
     const counts = this.freshCounts(pool, h.reads);
     const slots = <f64>this.cfg.slo.batchSlots;
+    if (counts === null) {
+      const free = this.freeHosts(pool, h.c, ahead);
+      for (let j = 0; j < free.length; j++) if (h.c.has(free[j])) return true;
+      return false;
+    }
     for (let i = 0; i < h.c.size; i++) if (this.queueAt(pool, h.c, i, h.reads, counts, ahead) < slots) return true;
     return false;
+  }
+
+  /** The hosts of `c` with a free slot by the tracker's counts and the plan, listed once per pass
+   *  and pool (passFree), then kept current by recheckFree. */
+  private freeHosts(pool: Pool | null, c: CandidateSet, ahead: Map<string, f64>): string[] {
+    const key = pool === null ? "" : pool.ns;
+    if (this.passFree.has(key)) return this.passFree.get(key);
+    const slots = <f64>this.cfg.slo.batchSlots;
+    const free = new Array<string>(0);
+    for (let i = 0; i < c.size; i++) if (this.queueAt(pool, c, i, NO_READS, null, ahead) < slots) free.push(c.hosts[i]);
+    this.passFree.set(key, free);
+    return free;
+  }
+
+  /** A request was planned on, or sent to, `address`: it leaves the pass's free list once full. */
+  private recheckFree(pool: Pool | null, address: string, ahead: Map<string, f64>): void {
+    const key = pool === null ? "" : pool.ns;
+    if (!this.passFree.has(key)) return;
+    const free = this.passFree.get(key);
+    const at = free.indexOf(address);
+    if (at < 0) return;
+    let q = this.runtime.inflight.inflight(pool, address, this.services.accounting.local);
+    if (ahead.has(address)) q += ahead.get(address);
+    if (q >= <f64>this.cfg.slo.batchSlots) free.splice(at, 1);
   }
 
   private holding(): bool { return this.cfg.slo.holdMs > 0 && this.cfg.slo.batchSlots > 0; }
@@ -269,6 +305,7 @@ export class PredictedLatencyPolicy extends Policy {
     for (let pass = 0; pass < 2; pass++) {
       // The held requests kept so far in this pass, by the host they wait for (the plan).
       const ahead = new Map<string, f64>();
+      this.passFree.clear();
       let i = 0;
       while (i < this.held.length) {
         const h = this.held.entries[i];
@@ -276,7 +313,7 @@ export class PredictedLatencyPolicy extends Policy {
         if (!h.r.port.enterAsync()) { this.dropHeld(i); continue; } // the client left
         const heldMs = now - h.sinceMs;
         if (heldMs < <f64>this.cfg.slo.holdMs && !this.anyFreeSlot(h, ahead)) {
-          if (!h.late) countHost(ahead, h.host);
+          if (!h.late) { countHost(ahead, h.host); this.recheckFree(h.r.pool, h.host, ahead); }
           i++;
           continue;
         }
@@ -285,12 +322,13 @@ export class PredictedLatencyPolicy extends Policy {
         if (e !== null && this.mayHold(e, heldMs)) {
           h.late = e.late;
           h.host = h.c.hosts[e.at];
-          if (!h.late) countHost(ahead, h.host);
+          if (!h.late) { countHost(ahead, h.host); this.recheckFree(h.r.pool, h.host, ahead); }
           i++;
           continue;
         }
         this.dropHeld(i);
         h.r.port.finishAsync(e === null ? Verdict.Rejected : this.commit(h.r, h.c, h.reads, e, heldMs));
+        if (e !== null) this.recheckFree(h.r.pool, h.c.hosts[e.at], ahead);
       }
     }
   }

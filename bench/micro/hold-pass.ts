@@ -1,0 +1,91 @@
+// The cost of late binding's passes over the held requests (predicted_latency, sloHoldMs) under an
+// overload: P pods of one batch slot, all busy, H requests held (every pod full), then
+//  - a tick pass (the 10 ms tick re-evaluates the held list: nothing can go),
+//  - a stream end (one slot frees: one held request goes, the rest are checked again),
+// each timed as the wall-clock µs of the facade call that runs it (the plugin's Wasm plus the
+// host calls it makes; Redis replies excluded: the facade call returns before they come).
+// Run: npx tsx bench/micro/hold-pass.ts [pods=64] [held=512] [wasm=build/ai-load-balancer.wasm]
+import { startRedis } from "../../host-test/redis-server.js";
+import { TestHost, type TestStream } from "../../host-test/facade/index.js";
+import { percentile } from "../metrics.js";
+
+const CLUSTER = "outbound|8000||vllm.static";
+const BODY = JSON.stringify({ model: "m", messages: [{ role: "user", content: "hello" }], max_tokens: 16 });
+const CHUNK = 'data: {"choices":[{"delta":{"content":"a"}}]}\n\n';
+
+function post(h: TestHost): TestStream {
+  const s = h.stream({ method: "POST", path: "/v1/chat/completions", cluster: CLUSTER, route: "llm", headers: { "content-type": "application/json" } });
+  s.sendRequestHeaders(false);
+  s.sendRequestBody(BODY, true);
+  return s;
+}
+
+function start(s: TestStream): void {
+  s.sendResponseHeaders({ ":status": "200", "content-type": "text/event-stream" });
+  s.sendResponseBody(CHUNK, false);
+}
+
+function finish(s: TestStream): void {
+  s.sendResponseBody(CHUNK + "data: [DONE]\n\n", true);
+  s.complete();
+}
+
+const usOf = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1000;
+
+export async function runHoldPass(pods: number, held: number, wasm: string): Promise<{ tick: number; streamEnd: number; held: number }> {
+  const redis = await startRedis();
+  const h = await TestHost.create({
+    wasm, logLevel: "critical", redis: { url: redis.url },
+    clusters: { [CLUSTER]: Array.from({ length: pods }, (_, i) => ({ address: `10.0.${i >> 8}.${i & 255}:8000` })) },
+    configuration: { lb_policy: "predicted_latency", lb_config: {
+      serviceFQDN: "redis.static", servicePort: 6379, timeout: 500, modelBatchSlots: 1, sloHoldMs: 600000, ...(held > 512 ? { sloHoldMax: held } : {}),
+      sloTtftMs: 100000, sloTpotMs: 100000, sloExploration: 0 } },
+  });
+  try {
+    // Taught: every pod answers (TTFT 20 ms, TPOT 10 ms), one request at a time.
+    for (let i = 0; i < 3 * pods; i++) {
+      const s = post(h);
+      await h.redisIdle();
+      h.advance(20);
+      start(s);
+      h.advance(10);
+      finish(s);
+      await h.redisIdle();
+    }
+    // Every pod busy with an open stream.
+    const busy: TestStream[] = [];
+    for (let i = 0; i < pods; i++) { const s = post(h); await h.redisIdle(); start(s); busy.push(s); }
+    // Held: every pod is full.
+    const waiting: TestStream[] = [];
+    for (let i = 0; i < held; i++) waiting.push(post(h));
+    await h.redisIdle();
+    const heldNow = waiting.filter((s) => s.forwarded === null).length;
+    const ticks: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      const t0 = process.hrtime.bigint();
+      h.advance(10);
+      ticks.push(usOf(t0));
+      await h.redisIdle();
+    }
+    const ends: number[] = [];
+    for (let i = 0; i < Math.min(50, busy.length); i++) {
+      const t0 = process.hrtime.bigint();
+      finish(busy[i]);
+      ends.push(usOf(t0));
+      await h.redisIdle();
+      const sent = waiting.find((s) => s.forwarded !== null && s.response.status === null);
+      if (sent) { start(sent); busy.push(sent); }
+    }
+    const med = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+    return { tick: med(ticks), streamEnd: med(ends), held: heldNow };
+  } finally {
+    h.close();
+    await redis.stop();
+  }
+}
+
+if (process.argv[1]?.endsWith("hold-pass.ts")) {
+  const [pods, held, wasm] = [Number(process.argv[2] ?? 64), Number(process.argv[3] ?? 512), process.argv[4] ?? "build/ai-load-balancer.wasm"];
+  const r = await runHoldPass(pods, held, wasm);
+  console.log(`| ${pods} | ${r.held} | ${r.tick.toFixed(0)} | ${r.streamEnd.toFixed(0)} | ${wasm} |`);
+}

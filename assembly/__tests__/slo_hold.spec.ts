@@ -3,6 +3,7 @@
 import { HeldRequest, HoldList } from "../policy/predicted_latency/hold";
 import { PickReads } from "../policy/predicted_latency/pick_reads";
 import { Draws } from "../policy/predicted_latency/choose";
+import { RequestTerms } from "../policy/predicted_latency/evaluation";
 import { LbConfig } from "../config/lb_config";
 import { LbRequest, StreamPort } from "../services/request/request";
 import { Verdict } from "../services/request/verdict";
@@ -23,7 +24,7 @@ class NoPort extends StreamPort {
 const source = new CandidateSource();
 
 function held(sinceMs: f64, sloTtft: f64, host: string = "", late: bool = false): HeldRequest {
-  const h = new HeldRequest(new LbRequest(new LbConfig(), new NoPort(), source), new CandidateSet([], ""), new PickReads([], null), sinceMs, sloTtft, 0, new Draws(0.5, 0));
+  const h = new HeldRequest(new LbRequest(new LbConfig(), new NoPort(), source), new CandidateSet([], ""), new PickReads([], null), sinceMs, new RequestTerms(sloTtft, 0, 0, 16, new Draws(0.5, 0)));
   h.host = host;
   h.late = late;
   return h;

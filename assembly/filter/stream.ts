@@ -149,7 +149,7 @@ export class LbStream extends Context {
       this.plugin.adjustTick(host.nowMillis());
       return STOP;
     }
-    this.phase = Phase.Decided;
+    this.decided();
     this.held = false;
     if (v == Verdict.Picked) {
       this.apply();
@@ -167,6 +167,17 @@ export class LbStream extends Context {
     if (v == cfg.highPriorityValue) return PRIORITY_HIGH;
     if (v == cfg.lowPriorityValue) return PRIORITY_LOW;
     return PRIORITY_NORMAL;
+  }
+
+  /**
+   * The decision is final: the request body (bytes and parsed JSON, up to maxBodyBytes) is not
+   * needed any more and goes now, not when the stream ends: a streamed answer can last minutes,
+   * and the VM's memory would otherwise hold every open stream's request body.
+   */
+  private decided(): void {
+    this.phase = Phase.Decided;
+    const r = this.req;
+    if (r !== null) r.body = null;
   }
 
   /** Applies pickedHost to the current (effective) stream. */
@@ -207,7 +218,7 @@ export class LbStream extends Context {
     const r = this.req!;
     if (v == Verdict.Picked) this.resumeWith(r.pickedHost, r.reason, r.load);
     else if (v == Verdict.Pass) this.resumePass();
-    else if (v == Verdict.Rejected) { this.phase = Phase.Decided; this.held = false; }
+    else if (v == Verdict.Rejected) { this.decided(); this.held = false; }
     // Pending: another callback (the lease) resumes the stream.
   }
 
@@ -220,7 +231,7 @@ export class LbStream extends Context {
   /** Async decision (from a Redis reply on the root context). */
   resumeWith(h: string, reason: string, load: string): void {
     if (!this.enter()) return;
-    this.phase = Phase.Decided;
+    this.decided();
     const r = this.req!;
     r.pickedHost = h;
     r.reason = reason;
@@ -231,14 +242,14 @@ export class LbStream extends Context {
 
   resumePass(): void {
     if (!this.enter()) return;
-    this.phase = Phase.Decided;
+    this.decided();
     this.plugin.stats.passed(this.cfg!.policy);
     this.continueHeld();
   }
 
   resumeShed(load: string): void {
     if (!this.enter()) return;
-    this.phase = Phase.Decided;
+    this.decided();
     this.held = false;
     this.shed(load);
   }

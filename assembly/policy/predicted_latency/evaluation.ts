@@ -4,6 +4,15 @@
 // (waitForSlot), else go late, only to a free slot (lateToFreeSlot). Pure: no host calls.
 import { Choice, chooseBySlo, Draws, NO_MODEL } from "./choose";
 
+/**
+ * What a request brings to every evaluation of it, fixed at its first: its SLOs (ms, 0: none),
+ * prompt tokens (chars / 4; 0 when the body is unknown), expected output tokens (max_tokens, else
+ * the route's expectedOutputTokens) and its random draws. A held request keeps these, not its body.
+ */
+export class RequestTerms {
+  constructor(public sloTtft: f64, public sloTpot: f64, public promptTokens: f64, public expected: f64, public draws: Draws) {}
+}
+
 /** One evaluation of the candidates for a request: the predictions and the choice. */
 export class Evaluation {
   ttft: f64[];

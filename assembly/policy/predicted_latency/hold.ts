@@ -8,7 +8,7 @@
 import { LbRequest } from "../../services/request/request";
 import { CandidateSet } from "../../services/candidates/candidates";
 import { PickReads } from "./pick_reads";
-import { Draws } from "./choose";
+import { RequestTerms } from "./evaluation";
 
 /** One more held request waiting for `host` (the plan's counts). */
 export function countHost(counts: Map<string, f64>, host: string): void {
@@ -17,7 +17,7 @@ export function countHost(counts: Map<string, f64>, host: string): void {
 
 export class HeldRequest {
   constructor(public r: LbRequest, public c: CandidateSet, public reads: PickReads, public sinceMs: f64,
-    public sloTtft: f64, public sloTpot: f64, public draws: Draws) {}
+    public terms: RequestTerms) {}
 
   /** At its last evaluation no pod could serve it in time (it yields to the ones still on time). */
   late: bool = false;
@@ -25,7 +25,7 @@ export class HeldRequest {
   host: string = "";
 
   /** When its TTFT SLO runs out (Infinity without one). */
-  get deadlineMs(): f64 { return this.sloTtft > 0 ? this.sinceMs + this.sloTtft : Infinity; }
+  get deadlineMs(): f64 { return this.terms.sloTtft > 0 ? this.sinceMs + this.terms.sloTtft : Infinity; }
 }
 
 export class HoldList {

@@ -29,7 +29,7 @@ import { prefixScores } from "../endpoint_metrics/prefix_signal";
 import { baseObservation, clipObservation, ttftFeatures, tpotFeatures } from "./model";
 import { ModelStore, PoolModel } from "./store";
 import { chooseBySlo, Draws, isSloFit, NO_MODEL, PICK_BEST_FIT, PICK_MOST_HEADROOM, PICK_TPOT_FIT, SHED } from "./choose";
-import { Evaluation, fewestInflight, lateToFreeSlot, waitForSlot } from "./evaluation";
+import { Evaluation, fewestInflight, lateToFreeSlot, RequestTerms, waitForSlot } from "./evaluation";
 import { OpenStream } from "./open_streams";
 import { CountsPart, FRESH_COUNTS_MAX, PickReads, PickReadsDone, PrefixPart } from "./pick_reads";
 import { countHost, HeldRequest, HoldList } from "./hold";
@@ -125,18 +125,24 @@ export class PredictedLatencyPolicy extends Policy {
   private pick(r: LbRequest, c: CandidateSet, reads: PickReads): Verdict {
     const s = this.cfg.slo;
     const sloTtft = sloOf(s.ttftHeader, s.ttftMs);
-    const sloTpot = sloOf(s.tpotHeader, s.tpotMs);
     const now = host.nowMillis();
     const deadline = sloTtft > 0 ? now + sloTtft : Infinity;
+    const body = r.body;
+    let expected: f64 = body !== null ? body.numberField("max_tokens") : 0;
+    if (expected <= 0) expected = <f64>s.expectedOutputTokens;
     // One set of random draws per request: a held request evaluated again and again explores (or
     // breaks a tie) as it would have once, not once per evaluation.
     const rng = this.services.rng;
-    const draws = new Draws(rng.nextFloat(), <u32>(rng.next() >> 32));
-    const e = this.evaluate(r, c, reads, 0, sloTtft, sloTpot, this.held.length > 0 ? this.held.aheadOf(deadline) : null, draws);
+    const terms = new RequestTerms(sloTtft, sloOf(s.tpotHeader, s.tpotMs),
+      body !== null && !body.truncated ? <f64>((body.promptChars() + 3) / 4) : 0, expected,
+      new Draws(rng.nextFloat(), <u32>(rng.next() >> 32)));
+    const e = this.evaluate(r, c, reads, 0, terms, this.held.length > 0 ? this.held.aheadOf(deadline) : null);
     if (e === null) return Verdict.Rejected;
     // Beyond sloHoldMax held, a new request goes as without late binding.
     if (<i64>this.held.length < this.cfg.slo.holdMax && this.mayHold(e, 0)) {
-      const h = new HeldRequest(r, c, reads, now, sloTtft, sloTpot, draws);
+      const h = new HeldRequest(r, c, reads, now, terms);
+      // What its evaluations need is in `terms` and `reads`: the body (up to maxBodyBytes) goes.
+      r.body = null;
       h.late = e.late;
       h.host = c.hosts[e.at];
       this.held.add(h);
@@ -152,17 +158,18 @@ export class PredictedLatencyPolicy extends Policy {
    * SLO is that much shorter). null: the request was shed (every host over the limit, or no host
    * meets a sheddable request's SLO); r.port.shed was called.
    */
-  private evaluate(r: LbRequest, c: CandidateSet, reads: PickReads, heldMs: f64, sloTtft: f64, sloTpot: f64,
-    ahead: Map<string, f64> | null, draws: Draws): Evaluation | null {
+  private evaluate(r: LbRequest, c: CandidateSet, reads: PickReads, heldMs: f64, t: RequestTerms,
+    ahead: Map<string, f64> | null): Evaluation | null {
     const pool = r.pool;
     const counts = this.freshCounts(pool, reads);
     const s = this.cfg.slo;
     const slots = <f64>s.batchSlots;
     const n = c.size;
-    const body = r.body;
-    const promptTokens: f64 = body !== null && !body.truncated ? <f64>((body.promptChars() + 3) / 4) : 0;
-    let expected: f64 = body !== null ? body.numberField("max_tokens") : 0;
-    if (expected <= 0) expected = <f64>s.expectedOutputTokens;
+    const promptTokens = t.promptTokens;
+    const expected = t.expected;
+    const sloTtft = t.sloTtft;
+    const sloTpot = t.sloTpot;
+    const draws = t.draws;
     const share = prefixScores(reads.values, c.hosts);
     const model = this.store.of(r.pool);
     const models = model.modelsFor(c.hosts);
@@ -317,7 +324,7 @@ export class PredictedLatencyPolicy extends Policy {
           i++;
           continue;
         }
-        const e = this.evaluate(h.r, h.c, h.reads, heldMs, h.sloTtft, h.sloTpot, ahead, h.draws);
+        const e = this.evaluate(h.r, h.c, h.reads, heldMs, h.terms, ahead);
         if (e !== null && pass == 0 && e.unmet) { h.late = true; i++; continue; } // after the on-time ones
         if (e !== null && this.mayHold(e, heldMs)) {
           h.late = e.late;

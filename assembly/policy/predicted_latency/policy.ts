@@ -35,6 +35,12 @@ import { CountsPart, FRESH_COUNTS_MAX, PickReads, PickReadsDone, PrefixPart } fr
 import { countHost, HeldRequest, HoldList } from "./hold";
 import { Pool } from "../../services/lease/pool";
 
+/** One candidate set's hosts with a free slot during a pass over the held requests. */
+class FreeHosts {
+  hosts: string[] = [];
+  constructor(public pool: Pool | null) {}
+}
+
 /** No reads: queueAt with the tracker's counts. */
 const NO_READS = new PickReads([], null);
 
@@ -66,8 +72,8 @@ export class PredictedLatencyPolicy extends Policy {
   private readonly writes: PrefixWrites = new PrefixWrites();
   private observations: Map<usize, OpenStream> = new Map();
   private readonly held: HoldList = new HoldList();
-  /** During a pass over the held requests: each pool's hosts with a free slot (freeHosts). */
-  private readonly passFree: Map<string, string[]> = new Map();
+  /** During a pass over the held requests: each candidate set's hosts with a free slot (freeHosts). */
+  private readonly passFree: Map<usize, FreeHosts> = new Map();
 
   constructor(cfg: LbConfig, services: Services) {
     super(cfg, services);
@@ -229,44 +235,43 @@ export class PredictedLatencyPolicy extends Policy {
    * Whether any candidate of a held request has a free slot (by the newest counts and the plan).
    * Without one it stays held as it is, unevaluated: it could go nowhere. A request judged by the
    * tracker's counts (all but those picked since its last read) is checked against the pass's
-   * list of the pool's free hosts, so a pass over a long list (an overload) costs about one
-   * lookup per held request, not a prediction, nor a lookup per candidate.
+   * list of its candidate set's free hosts, so a pass over a long list (an overload) costs about
+   * one lookup per held request, not a prediction, nor a lookup per candidate.
    */
   private anyFreeSlot(h: HeldRequest, ahead: Map<string, f64>): bool {
     const pool = h.r.pool;
     const counts = this.freshCounts(pool, h.reads);
+    if (counts === null) return this.freeHosts(pool, h.c, ahead).hosts.length > 0;
     const slots = <f64>this.cfg.slo.batchSlots;
-    if (counts === null) {
-      const free = this.freeHosts(pool, h.c, ahead);
-      for (let j = 0; j < free.length; j++) if (h.c.has(free[j])) return true;
-      return false;
-    }
     for (let i = 0; i < h.c.size; i++) if (this.queueAt(pool, h.c, i, h.reads, counts, ahead) < slots) return true;
     return false;
   }
 
   /** The hosts of `c` with a free slot by the tracker's counts and the plan, listed once per pass
-   *  and pool (passFree), then kept current by recheckFree. */
-  private freeHosts(pool: Pool | null, c: CandidateSet, ahead: Map<string, f64>): string[] {
-    const key = pool === null ? "" : pool.ns;
+   *  and candidate set (passFree), then kept current by recheckFree. */
+  private freeHosts(pool: Pool | null, c: CandidateSet, ahead: Map<string, f64>): FreeHosts {
+    // Keyed by the set itself: requests of an unchanged host list share one (CandidateCache).
+    const key = changetype<usize>(c);
     if (this.passFree.has(key)) return this.passFree.get(key);
     const slots = <f64>this.cfg.slo.batchSlots;
-    const free = new Array<string>(0);
-    for (let i = 0; i < c.size; i++) if (this.queueAt(pool, c, i, NO_READS, null, ahead) < slots) free.push(c.hosts[i]);
+    const free = new FreeHosts(pool);
+    for (let i = 0; i < c.size; i++) if (this.queueAt(pool, c, i, NO_READS, null, ahead) < slots) free.hosts.push(c.hosts[i]);
     this.passFree.set(key, free);
     return free;
   }
 
-  /** A request was planned on, or sent to, `address`: it leaves the pass's free list once full. */
+  /** A request was planned on, or sent to, `address` of `pool`: it leaves the pass's free lists once full. */
   private recheckFree(pool: Pool | null, address: string, ahead: Map<string, f64>): void {
-    const key = pool === null ? "" : pool.ns;
-    if (!this.passFree.has(key)) return;
-    const free = this.passFree.get(key);
-    const at = free.indexOf(address);
-    if (at < 0) return;
-    let q = this.runtime.inflight.inflight(pool, address, this.services.accounting.local);
-    if (ahead.has(address)) q += ahead.get(address);
-    if (q >= <f64>this.cfg.slo.batchSlots) free.splice(at, 1);
+    const lists = this.passFree.values();
+    for (let k = 0; k < lists.length; k++) {
+      const free = lists[k];
+      if (free.pool !== pool) continue;
+      const at = free.hosts.indexOf(address);
+      if (at < 0) continue;
+      let q = this.runtime.inflight.inflight(pool, address, this.services.accounting.local);
+      if (ahead.has(address)) q += ahead.get(address);
+      if (q >= <f64>this.cfg.slo.batchSlots) free.hosts.splice(at, 1);
+    }
   }
 
   private holding(): bool { return this.cfg.slo.holdMs > 0 && this.cfg.slo.batchSlots > 0; }

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { CLUSTER, host, hosts, postChat, useRedisHost } from "./harness.js";
 import type { TestHost, TestStream } from "../../host-test/facade/index.js";
+import { teach } from "./slo-streams.js";
 
 const t = useRedisHost();
 
@@ -41,18 +42,7 @@ describe("request bodies after the decision", () => {
   it("a request held by late binding keeps its SLO terms, not its body, and is still sent right", async () => {
     const cfg = { lb_policy: "predicted_latency", lb_config: { serviceFQDN: "redis.static", servicePort: 6379, timeout: 500, modelBatchSlots: 1, sloHoldMs: 60000, sloTtftMs: 60000, sloTpotMs: 60000, sloExploration: 0, debugHeader: "x-llmlb-debug" } };
     const h = t.host = await host({ configuration: cfg, redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(2) } });
-    // Taught (TTFT 20 ms, TPOT 10 ms), then both one-slot pods busy.
-    for (let i = 0; i < 8; i++) {
-      const { s } = postChat(h);
-      await h.redisIdle();
-      h.advance(20);
-      s.sendResponseHeaders({ ":status": "200", "content-type": "text/event-stream" });
-      s.sendResponseBody('data: {"choices":[{"delta":{"content":"a"}}]}\n\n', false);
-      h.advance(10);
-      s.sendResponseBody('data: {"choices":[{"delta":{"content":"b"}}]}\n\ndata: [DONE]\n\n', true);
-      s.complete();
-      await h.redisIdle();
-    }
+    await teach(h); // then both one-slot pods busy
     const busy = await openStreams(h, 2, 1);
     const warm = await openStreams(h, 4, 256); // held too: the VM's working set for one such body
     const before = pages(h);

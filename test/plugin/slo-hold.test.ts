@@ -6,45 +6,19 @@
 import { describe, expect, it } from "vitest";
 import { CLUSTER, advanceWithIo, host, hosts, postChat, CHAT_BODY, useRedisHost } from "./harness.js";
 import type { TestHost, TestStream } from "../../host-test/facade/index.js";
+import { finish, start, teach } from "./slo-streams.js";
 
 const t = useRedisHost();
 
 const NS = `{llmlb:llm:${CLUSTER}}`;
 const LOOSE = { "x-slo-ttft-ms": "5000", "x-slo-tpot-ms": "1000" };
 const TIGHT = { "x-slo-ttft-ms": "3000", "x-slo-tpot-ms": "1000" };
-const CHUNK = 'data: {"choices":[{"delta":{"content":"a"}}]}\n\n';
 
 function sloConfig(extra: Record<string, unknown> = {}): object {
   return {
     lb_policy: "predicted_latency",
     lb_config: { serviceFQDN: "redis.static", servicePort: 6379, timeout: 500, modelBatchSlots: 1, sloHoldMs: 2000, sloExploration: 0, debugHeader: "x-llmlb-debug", ...extra },
   };
-}
-
-/** The upstream starts streaming: headers and a first token. */
-function start(s: TestStream): void {
-  s.sendResponseHeaders({ ":status": "200", "content-type": "text/event-stream" });
-  s.sendResponseBody(CHUNK, false);
-}
-
-/** The upstream finishes the stream. */
-function finish(s: TestStream): void {
-  s.sendResponseBody(CHUNK, false);
-  s.sendResponseBody("data: [DONE]\n\n", true);
-  s.complete();
-}
-
-/** Requests served one at a time, so every host has observations (TTFT 20 ms, TPOT 10 ms). */
-async function teach(hh: TestHost): Promise<void> {
-  for (let i = 0; i < 8; i++) {
-    const { s } = postChat(hh, CHAT_BODY, LOOSE);
-    await hh.redisIdle();
-    hh.advance(20);
-    start(s);
-    hh.advance(10);
-    finish(s);
-    await hh.redisIdle();
-  }
 }
 
 /** Both pods busy with an open stream each: every slot taken (with exploration a second request
@@ -65,7 +39,7 @@ async function fill(hh: TestHost): Promise<Map<string, TestStream>> {
 /** A host on two one-slot pods, its model taught, both pods busy with an open stream each. */
 async function fullHost(extra: Record<string, unknown> = {}): Promise<{ h: TestHost; open: Map<string, TestStream> }> {
   const h = t.host = await host({ configuration: sloConfig(extra), redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(2) } });
-  await teach(h);
+  await teach(h, LOOSE);
   return { h, open: await fill(h) };
 }
 
@@ -136,7 +110,7 @@ describe("late binding (sloHoldMs)", () => {
 
   it("learns of another gateway's freed slot from the fleet's counts, read every 20 ms while it holds", async () => {
     const h = t.host = await host({ configuration: sloConfig({ inflightRefreshMs: 60_000 }), redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(2) }, workers: 2 });
-    await teach(h); // VM 0 learns the model
+    await teach(h, LOOSE); // VM 0 learns the model
     // VM 1 (another gateway, as far as VM 0 knows) fills both pods.
     const theirs: TestStream[] = [];
     for (let i = 0; i < 2; i++) {

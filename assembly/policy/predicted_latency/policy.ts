@@ -34,15 +34,18 @@ import { OpenStream } from "./open_streams";
 import { CountsPart, FRESH_COUNTS_MAX, PickReads, PickReadsDone, PrefixPart } from "./pick_reads";
 import { countHost, HeldRequest, HoldList } from "./hold";
 import { Pool } from "../../services/lease/pool";
+import { Accounting } from "../../services/lease/accounting";
+import { HostQueue, PassFree } from "./pass_free";
 
-/** One candidate set's hosts with a free slot during a pass over the held requests. */
-class FreeHosts {
-  hosts: string[] = [];
-  constructor(public pool: Pool | null) {}
+/** The tracker's count of a host plus the plan's requests waiting for it (pass_free.ts). */
+class TrackerQueue extends HostQueue {
+  constructor(public runtime: MetricsRuntime, public accounting: Accounting) { super(); }
+  at(pool: Pool | null, address: string, ahead: Map<string, f64>): f64 {
+    let q = this.runtime.inflight.inflight(pool, address, this.accounting.local);
+    if (ahead.has(address)) q += ahead.get(address);
+    return q;
+  }
 }
-
-/** No reads: queueAt with the tracker's counts. */
-const NO_READS = new PickReads([], null);
 
 /** How old the fleet's counts may get while requests are held (the tracker's read, every tick at most). */
 const HOLD_COUNTS_MS: f64 = 20;
@@ -72,8 +75,8 @@ export class PredictedLatencyPolicy extends Policy {
   private readonly writes: PrefixWrites = new PrefixWrites();
   private observations: Map<usize, OpenStream> = new Map();
   private readonly held: HoldList = new HoldList();
-  /** During a pass over the held requests: each candidate set's hosts with a free slot (freeHosts). */
-  private readonly passFree: Map<usize, FreeHosts> = new Map();
+  /** During a pass over the held requests: each candidate set's hosts with a free slot. */
+  private readonly passFree: PassFree;
 
   constructor(cfg: LbConfig, services: Services) {
     super(cfg, services);
@@ -83,6 +86,7 @@ export class PredictedLatencyPolicy extends Policy {
     runtime.register(new MetricsCache(cfg.metrics), cfg.usesRedis());
     this.store = new ModelStore(cfg.slo, services.stats);
     this.keyOptions = keyOptionsFrom(cfg.prefix);
+    this.passFree = new PassFree(new TrackerQueue(runtime, services.accounting));
   }
 
   decide(r: LbRequest): Verdict {
@@ -241,37 +245,10 @@ export class PredictedLatencyPolicy extends Policy {
   private anyFreeSlot(h: HeldRequest, ahead: Map<string, f64>): bool {
     const pool = h.r.pool;
     const counts = this.freshCounts(pool, h.reads);
-    if (counts === null) return this.freeHosts(pool, h.c, ahead).hosts.length > 0;
     const slots = <f64>this.cfg.slo.batchSlots;
+    if (counts === null) return this.passFree.any(pool, h.c, ahead, slots);
     for (let i = 0; i < h.c.size; i++) if (this.queueAt(pool, h.c, i, h.reads, counts, ahead) < slots) return true;
     return false;
-  }
-
-  /** The hosts of `c` with a free slot by the tracker's counts and the plan, listed once per pass
-   *  and candidate set (passFree), then kept current by recheckFree. */
-  private freeHosts(pool: Pool | null, c: CandidateSet, ahead: Map<string, f64>): FreeHosts {
-    // Keyed by the set itself: requests of an unchanged host list share one (CandidateCache).
-    const key = changetype<usize>(c);
-    if (this.passFree.has(key)) return this.passFree.get(key);
-    const slots = <f64>this.cfg.slo.batchSlots;
-    const free = new FreeHosts(pool);
-    for (let i = 0; i < c.size; i++) if (this.queueAt(pool, c, i, NO_READS, null, ahead) < slots) free.hosts.push(c.hosts[i]);
-    this.passFree.set(key, free);
-    return free;
-  }
-
-  /** A request was planned on, or sent to, `address` of `pool`: it leaves the pass's free lists once full. */
-  private recheckFree(pool: Pool | null, address: string, ahead: Map<string, f64>): void {
-    const lists = this.passFree.values();
-    for (let k = 0; k < lists.length; k++) {
-      const free = lists[k];
-      if (free.pool !== pool) continue;
-      const at = free.hosts.indexOf(address);
-      if (at < 0) continue;
-      let q = this.runtime.inflight.inflight(pool, address, this.services.accounting.local);
-      if (ahead.has(address)) q += ahead.get(address);
-      if (q >= <f64>this.cfg.slo.batchSlots) free.hosts.splice(at, 1);
-    }
   }
 
   private holding(): bool { return this.cfg.slo.holdMs > 0 && this.cfg.slo.batchSlots > 0; }
@@ -325,7 +302,7 @@ export class PredictedLatencyPolicy extends Policy {
         if (!h.r.port.enterAsync()) { this.dropHeld(i); continue; } // the client left
         const heldMs = now - h.sinceMs;
         if (heldMs < <f64>this.cfg.slo.holdMs && !this.anyFreeSlot(h, ahead)) {
-          if (!h.late) { countHost(ahead, h.host); this.recheckFree(h.r.pool, h.host, ahead); }
+          if (!h.late) { countHost(ahead, h.host); this.passFree.taken(h.r.pool, h.host, ahead, <f64>this.cfg.slo.batchSlots); }
           i++;
           continue;
         }
@@ -334,13 +311,13 @@ export class PredictedLatencyPolicy extends Policy {
         if (e !== null && this.mayHold(e, heldMs)) {
           h.late = e.late;
           h.host = h.c.hosts[e.at];
-          if (!h.late) { countHost(ahead, h.host); this.recheckFree(h.r.pool, h.host, ahead); }
+          if (!h.late) { countHost(ahead, h.host); this.passFree.taken(h.r.pool, h.host, ahead, <f64>this.cfg.slo.batchSlots); }
           i++;
           continue;
         }
         this.dropHeld(i);
         h.r.port.finishAsync(e === null ? Verdict.Rejected : this.commit(h.r, h.c, h.reads, e, heldMs));
-        if (e !== null) this.recheckFree(h.r.pool, h.c.hosts[e.at], ahead);
+        if (e !== null) this.passFree.taken(h.r.pool, h.c.hosts[e.at], ahead, <f64>this.cfg.slo.batchSlots);
       }
     }
   }

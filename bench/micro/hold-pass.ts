@@ -7,27 +7,16 @@
 // Run: npx tsx bench/micro/hold-pass.ts [pods=64] [held=512] [wasm=build/ai-load-balancer.wasm]
 import { startRedis } from "../../host-test/redis-server.js";
 import { TestHost, type TestStream } from "../../host-test/facade/index.js";
+import { finishSse, startSse, teachSse } from "../../host-test/facade/sse-answers.js";
 import { percentile } from "../metrics.js";
 
 const CLUSTER = "outbound|8000||vllm.static";
 const BODY = JSON.stringify({ model: "m", messages: [{ role: "user", content: "hello" }], max_tokens: 16 });
-const CHUNK = 'data: {"choices":[{"delta":{"content":"a"}}]}\n\n';
-
 function post(h: TestHost): TestStream {
   const s = h.stream({ method: "POST", path: "/v1/chat/completions", cluster: CLUSTER, route: "llm", headers: { "content-type": "application/json" } });
   s.sendRequestHeaders(false);
   s.sendRequestBody(BODY, true);
   return s;
-}
-
-function start(s: TestStream): void {
-  s.sendResponseHeaders({ ":status": "200", "content-type": "text/event-stream" });
-  s.sendResponseBody(CHUNK, false);
-}
-
-function finish(s: TestStream): void {
-  s.sendResponseBody(CHUNK + "data: [DONE]\n\n", true);
-  s.complete();
 }
 
 const usOf = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1000;
@@ -43,18 +32,10 @@ export async function runHoldPass(pods: number, held: number, wasm: string): Pro
   });
   try {
     // Taught: every pod answers (TTFT 20 ms, TPOT 10 ms), one request at a time.
-    for (let i = 0; i < 3 * pods; i++) {
-      const s = post(h);
-      await h.redisIdle();
-      h.advance(20);
-      start(s);
-      h.advance(10);
-      finish(s);
-      await h.redisIdle();
-    }
+    await teachSse(h, () => post(h), 3 * pods);
     // Every pod busy with an open stream.
     const busy: TestStream[] = [];
-    for (let i = 0; i < pods; i++) { const s = post(h); await h.redisIdle(); start(s); busy.push(s); }
+    for (let i = 0; i < pods; i++) { const s = post(h); await h.redisIdle(); startSse(s); busy.push(s); }
     // Held: every pod is full.
     const waiting: TestStream[] = [];
     for (let i = 0; i < held; i++) waiting.push(post(h));
@@ -70,11 +51,11 @@ export async function runHoldPass(pods: number, held: number, wasm: string): Pro
     const ends: number[] = [];
     for (let i = 0; i < Math.min(50, busy.length); i++) {
       const t0 = process.hrtime.bigint();
-      finish(busy[i]);
+      finishSse(busy[i]);
       ends.push(usOf(t0));
       await h.redisIdle();
       const sent = waiting.find((s) => s.forwarded !== null && s.response.status === null);
-      if (sent) { start(sent); busy.push(sent); }
+      if (sent) { startSse(sent); busy.push(sent); }
     }
     const med = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
     return { tick: med(ticks), streamEnd: med(ends), held: heldNow };

@@ -7,9 +7,9 @@
 import { Pool } from "../../services/lease/pool";
 import { CandidateSet } from "../../services/candidates/candidates";
 
-/** Requests in flight on a host of a pool plus the plan's ones waiting for it. */
+/** Requests in flight on a host of a pool plus the plan's ones waiting for it (none: no plan). */
 export abstract class HostQueue {
-  abstract at(pool: Pool | null, address: string, ahead: Map<string, f64>): f64;
+  abstract at(pool: Pool | null, address: string, ahead: Map<string, f64> | null): f64;
 }
 
 class FreeHosts {
@@ -21,30 +21,31 @@ export class PassFree {
   // Keyed by the candidate set itself: requests of an unchanged host list share one (CandidateCache).
   private lists: Map<usize, FreeHosts> = new Map();
 
-  constructor(private queue: HostQueue) {}
+  /** `slots`: the engines' batch slots (a host is free below them). */
+  constructor(private queue: HostQueue, private slots: f64) {}
 
   /** A new pass: the lists are made again on first use. */
   clear(): void { this.lists.clear(); }
 
-  /** Whether a host of `c` has fewer than `slots` requests (in flight plus planned). */
-  any(pool: Pool | null, c: CandidateSet, ahead: Map<string, f64>, slots: f64): bool {
+  /** Whether a host of `c` has fewer requests than slots (in flight plus planned). */
+  any(pool: Pool | null, c: CandidateSet, ahead: Map<string, f64>): bool {
     const key = changetype<usize>(c);
     if (!this.lists.has(key)) {
       const free = new FreeHosts(pool);
-      for (let i = 0; i < c.size; i++) if (this.queue.at(pool, c.hosts[i], ahead) < slots) free.hosts.push(c.hosts[i]);
+      for (let i = 0; i < c.size; i++) if (this.queue.at(pool, c.hosts[i], ahead) < this.slots) free.hosts.push(c.hosts[i]);
       this.lists.set(key, free);
     }
     return this.lists.get(key).hosts.length > 0;
   }
 
   /** A request was planned on, or sent to, `address` of `pool`: it leaves the lists once full. */
-  taken(pool: Pool | null, address: string, ahead: Map<string, f64>, slots: f64): void {
+  taken(pool: Pool | null, address: string, ahead: Map<string, f64>): void {
     const lists = this.lists.values();
     for (let k = 0; k < lists.length; k++) {
       const free = lists[k];
       if (free.pool !== pool) continue;
       const at = free.hosts.indexOf(address);
-      if (at >= 0 && this.queue.at(pool, address, ahead) >= slots) free.hosts.splice(at, 1);
+      if (at >= 0 && this.queue.at(pool, address, ahead) >= this.slots) free.hosts.splice(at, 1);
     }
   }
 }

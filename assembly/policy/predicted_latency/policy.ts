@@ -37,14 +37,18 @@ import { Pool } from "../../services/lease/pool";
 import { Accounting } from "../../services/lease/accounting";
 import { HostQueue, PassFree } from "./pass_free";
 
-/** The tracker's count of a host plus the plan's requests waiting for it (pass_free.ts). */
+/** Requests in flight on a host by the tracker's counts (plus this VM's local leases), plus the
+ *  plan's held requests waiting for it. */
 class TrackerQueue extends HostQueue {
   constructor(public runtime: MetricsRuntime, public accounting: Accounting) { super(); }
-  at(pool: Pool | null, address: string, ahead: Map<string, f64>): f64 {
-    let q = this.runtime.inflight.inflight(pool, address, this.accounting.local);
-    if (ahead.has(address)) q += ahead.get(address);
-    return q;
+  at(pool: Pool | null, address: string, ahead: Map<string, f64> | null): f64 {
+    return this.runtime.inflight.inflight(pool, address, this.accounting.local) + planned(ahead, address);
   }
+}
+
+/** Held requests of the plan waiting for `address` (0 without a plan). */
+function planned(ahead: Map<string, f64> | null, address: string): f64 {
+  return ahead !== null && ahead.has(address) ? ahead.get(address) : 0.0;
 }
 
 /** How old the fleet's counts may get while requests are held (the tracker's read, every tick at most). */
@@ -75,6 +79,8 @@ export class PredictedLatencyPolicy extends Policy {
   private readonly writes: PrefixWrites = new PrefixWrites();
   private observations: Map<usize, OpenStream> = new Map();
   private readonly held: HoldList = new HoldList();
+  /** Counts by the in-flight tracker (a held request's own read is older than its next one). */
+  private readonly tracker: TrackerQueue;
   /** During a pass over the held requests: each candidate set's hosts with a free slot. */
   private readonly passFree: PassFree;
 
@@ -86,7 +92,9 @@ export class PredictedLatencyPolicy extends Policy {
     runtime.register(new MetricsCache(cfg.metrics), cfg.usesRedis());
     this.store = new ModelStore(cfg.slo, services.stats);
     this.keyOptions = keyOptionsFrom(cfg.prefix);
-    this.passFree = new PassFree(new TrackerQueue(runtime, services.accounting));
+    const tracker = new TrackerQueue(runtime, services.accounting);
+    this.tracker = tracker;
+    this.passFree = new PassFree(tracker, <f64>cfg.slo.batchSlots);
   }
 
   decide(r: LbRequest): Verdict {
@@ -227,12 +235,10 @@ export class PredictedLatencyPolicy extends Policy {
   /** Requests in flight on candidate i by the newest counts, plus the held ones ahead of this
    *  request (earlier deadline) waiting for that host: they will be there first. */
   private queueAt(pool: Pool | null, c: CandidateSet, i: i32, reads: PickReads, counts: f64[] | null, ahead: Map<string, f64> | null): f64 {
-    const local = this.services.accounting.local;
-    let q = counts !== null && pool !== null
-      ? this.runtime.inflight.inflightFromRead(pool, c.hosts[i], counts[i], reads.netAtSend[i], local)
-      : this.runtime.inflight.inflight(pool, c.hosts[i], local);
-    if (ahead !== null && ahead.has(c.hosts[i])) q += ahead.get(c.hosts[i]);
-    return q;
+    const address = c.hosts[i];
+    if (counts === null || pool === null) return this.tracker.at(pool, address, ahead);
+    return this.runtime.inflight.inflightFromRead(pool, address, counts[i], reads.netAtSend[i], this.services.accounting.local)
+      + planned(ahead, address);
   }
 
   /**
@@ -245,8 +251,8 @@ export class PredictedLatencyPolicy extends Policy {
   private anyFreeSlot(h: HeldRequest, ahead: Map<string, f64>): bool {
     const pool = h.r.pool;
     const counts = this.freshCounts(pool, h.reads);
+    if (counts === null) return this.passFree.any(pool, h.c, ahead);
     const slots = <f64>this.cfg.slo.batchSlots;
-    if (counts === null) return this.passFree.any(pool, h.c, ahead, slots);
     for (let i = 0; i < h.c.size; i++) if (this.queueAt(pool, h.c, i, h.reads, counts, ahead) < slots) return true;
     return false;
   }
@@ -302,7 +308,7 @@ export class PredictedLatencyPolicy extends Policy {
         if (!h.r.port.enterAsync()) { this.dropHeld(i); continue; } // the client left
         const heldMs = now - h.sinceMs;
         if (heldMs < <f64>this.cfg.slo.holdMs && !this.anyFreeSlot(h, ahead)) {
-          if (!h.late) { countHost(ahead, h.host); this.passFree.taken(h.r.pool, h.host, ahead, <f64>this.cfg.slo.batchSlots); }
+          this.plan(h, ahead);
           i++;
           continue;
         }
@@ -311,15 +317,22 @@ export class PredictedLatencyPolicy extends Policy {
         if (e !== null && this.mayHold(e, heldMs)) {
           h.late = e.late;
           h.host = h.c.hosts[e.at];
-          if (!h.late) { countHost(ahead, h.host); this.passFree.taken(h.r.pool, h.host, ahead, <f64>this.cfg.slo.batchSlots); }
+          this.plan(h, ahead);
           i++;
           continue;
         }
         this.dropHeld(i);
         h.r.port.finishAsync(e === null ? Verdict.Rejected : this.commit(h.r, h.c, h.reads, e, heldMs));
-        if (e !== null) this.passFree.taken(h.r.pool, h.c.hosts[e.at], ahead, <f64>this.cfg.slo.batchSlots);
+        if (e !== null) this.passFree.taken(h.r.pool, h.c.hosts[e.at], ahead);
       }
     }
+  }
+
+  /** A held request stays held: on time, it counts in the pass's plan for the host it waits for. */
+  private plan(h: HeldRequest, ahead: Map<string, f64>): void {
+    if (h.late) return;
+    countHost(ahead, h.host);
+    this.passFree.taken(h.r.pool, h.host, ahead);
   }
 
   private dropHeld(i: i32): void {

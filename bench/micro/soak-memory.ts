@@ -15,6 +15,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { startRedis } from "../../host-test/redis-server.js";
 import { TestHost, type HostSpec, type TestStream } from "../../host-test/facade/index.js";
+import { finishSse, startSse } from "../../host-test/facade/sse-answers.js";
 import { chatBody } from "./costs.js";
 import { percentile } from "../metrics.js";
 
@@ -114,10 +115,8 @@ export async function runSoakMemory(total = 1_000_000): Promise<Checkpoint[]> {
 
 /** A streamed answer of two tokens (predicted_latency learns TTFT and TPOT from it), then the end. */
 function answer(s: TestStream): void {
-  s.sendResponseHeaders({ ":status": "200", "content-type": "text/event-stream" });
-  s.sendResponseBody('data: {"choices":[{"delta":{"content":"a"}}]}\n\n', false);
-  s.sendResponseBody('data: {"choices":[{"delta":{"content":"b"}}]}\n\ndata: [DONE]\n\n', true);
-  s.complete();
+  startSse(s);
+  finishSse(s);
 }
 
 function checkpoint(requests: number, hosts: TestHost[], windows: number[][]): Checkpoint {

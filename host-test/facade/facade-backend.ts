@@ -13,7 +13,7 @@
 import { WasmResult } from "../abi/constants.js";
 import type { HeaderMap } from "../abi/header-map.js";
 import type { HostBackend, HttpCalloutRequest, HttpCalloutResponse, RouteMatch, UpstreamHostInfo } from "../abi/backend.js";
-import { parseRedisClusterName } from "../gateway/cluster-name.js";
+import { redisLookupName } from "../gateway/cluster-name.js";
 import { SharedRedisClients, defaultRedisSettings, redisSettings, sameSettings, type RedisClientSettings, type RedisEndpoint } from "../gateway/redis-shared.js";
 import { sendHttpCallout, calloutFailure } from "../gateway/http-callout.js";
 import type { EnvoyProfile } from "../abi/envoy-profile.js";
@@ -84,7 +84,7 @@ export class FacadeBackend implements HostBackend {
   }
 
   redisInit(worker: number, cluster: string, user: string, pass: string, timeoutMs: number): number {
-    const lookup = parseRedisClusterName(cluster).lookup;
+    const lookup = redisLookupName(cluster);
     this.redisClusters.add(lookup);
     if (this.redisEndpoint) {
       const before = this.sharedRedis.reinitCloses;
@@ -98,14 +98,14 @@ export class FacadeBackend implements HostBackend {
     if (old && !(this.profile.redisReinit === "close-if-changed" && sameSettings(old, settings))) {
       // Re-initialising closes the shared client: every call in flight on it fails.
       this.redisReinitCloses++;
-      for (const c of this.redisCalls.filter((x) => x.vm === worker && parseRedisClusterName(x.cluster).lookup === lookup)) c.fail();
+      for (const c of this.redisCalls.filter((x) => x.vm === worker && redisLookupName(x.cluster) === lookup)) c.fail();
     }
     if (!old || !sameSettings(old, settings)) this.redisInits.set(key, settings);
     return WasmResult.Ok;
   }
 
   redisCall(worker: number, cluster: string, query: Buffer, done: (reply: Buffer | null) => void): number {
-    const lookup = parseRedisClusterName(cluster).lookup;
+    const lookup = redisLookupName(cluster);
     if (!this.redisClusters.has(lookup)) return WasmResult.BadArgument;
     if (this.redisNoHost.has(lookup)) return WasmResult.InternalFailure;
     if (this.redisEndpoint) {

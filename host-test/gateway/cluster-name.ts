@@ -20,15 +20,15 @@ export interface OutboundClusterName {
   subset: string;
 }
 
-function splitQuery(name: string): { head: string; query: string } {
-  const q = name.indexOf("?");
-  return q < 0 ? { head: name, query: "" } : { head: name.slice(0, q), query: name.slice(q + 1) };
-}
-
 /** The cluster lookup name alone (everything before the first `?`): cheap, for every call. */
 export function redisLookupName(name: string): string {
   const q = name.indexOf("?");
   return q < 0 ? name : name.slice(0, q);
+}
+
+function splitQuery(name: string): { head: string; query: string } {
+  const head = redisLookupName(name);
+  return { head, query: head.length < name.length ? name.slice(head.length + 1) : "" };
 }
 
 /** The host strips everything after `?` for the lookup and uses `db` for SELECT (higress-abi.md). */

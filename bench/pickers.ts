@@ -23,8 +23,11 @@ export function createPicker(policy: ProxyPolicy, pods: ReadonlyArray<{ readonly
     case "slo_oracle_trade":
     case "slo_oracle_blind":
     case "slo_oracle_late":
-      if (!virtualFleet || policy.picker === "slo_oracle_late") throw new Error(`${policy.picker}: virtual time only (it forks the engines on the virtual clock)`);
+    case "slo_oracle_fastest":
+    case "slo_oracle_late_fastest":
+      if (!virtualFleet || policy.picker === "slo_oracle_late" || policy.picker === "slo_oracle_late_fastest") throw new Error(`${policy.picker}: virtual time only (it forks the engines on the virtual clock)`);
       if (policy.picker === "slo_oracle_blind") return new SloOraclePicker(virtualFleet, "tpot_fit", true);
+      if (policy.picker === "slo_oracle_fastest") return new SloOraclePicker(virtualFleet, "fastest");
       return new SloOraclePicker(virtualFleet, policy.picker === "slo_oracle" ? "tpot_fit" : policy.picker === "slo_oracle_protect" ? "protect" : "trade");
   }
 }
@@ -32,5 +35,6 @@ export function createPicker(policy: ProxyPolicy, pods: ReadonlyArray<{ readonly
 /** A virtual run's picker: createPicker's, or one that may hold requests (late binding, bench/virtual/virtual-picker.ts). */
 export function createVirtualPicker(policy: ProxyPolicy, virtualFleet: VirtualFleet): Picker | HoldingPicker {
   if (policy.picker === "slo_oracle_late") return new SloLatePicker(virtualFleet);
+  if (policy.picker === "slo_oracle_late_fastest") return new SloLatePicker(virtualFleet, "fastest");
   return createPicker(policy, virtualFleet.pods, virtualFleet);
 }

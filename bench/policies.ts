@@ -9,7 +9,7 @@ import type { LbPolicy } from "../host-test/gateway/local-lb.js";
 export type PolicyName =
   | "round_robin" | "random" | "least_request" | "prefix_affinity"
   | "global_least_request" | "global_least_tokens" | "global_least_bytes" | "prefix_cache" | "endpoint_metrics" | "metrics_prefix" | "predicted_latency" | "predicted_latency_hold"
-  | "omniscient" | "precise_prefix" | "direct_round_robin" | "slo_oracle" | "slo_oracle_protect" | "slo_oracle_trade" | "slo_oracle_blind" | "slo_oracle_late";
+  | "omniscient" | "precise_prefix" | "direct_round_robin" | "slo_oracle" | "slo_oracle_protect" | "slo_oracle_trade" | "slo_oracle_blind" | "slo_oracle_late" | "slo_oracle_fastest" | "slo_oracle_late_fastest";
 
 export interface GatewayPolicy {
   kind: "gateway";
@@ -26,7 +26,7 @@ export interface GatewayPolicy {
 export interface ProxyPolicy {
   kind: "proxy";
   description: string;
-  picker: "round_robin" | "omniscient" | "precise_prefix" | "slo_oracle" | "slo_oracle_protect" | "slo_oracle_trade" | "slo_oracle_blind" | "slo_oracle_late";
+  picker: "round_robin" | "omniscient" | "precise_prefix" | "slo_oracle" | "slo_oracle_protect" | "slo_oracle_trade" | "slo_oracle_blind" | "slo_oracle_late" | "slo_oracle_fastest" | "slo_oracle_late_fastest";
 }
 
 export type PolicySpec = GatewayPolicy | ProxyPolicy;
@@ -84,6 +84,8 @@ export const POLICIES: Readonly<Record<PolicyName, PolicySpec>> = {
   slo_oracle_protect: { kind: "proxy", description: "SLO oracle (virtual time), protect rule: among pods meeting the SLO, the one after which the most tight requests sent 0-800 ms later could still be served", picker: "slo_oracle_protect" },
   slo_oracle_blind: { kind: "proxy", description: "SLO oracle (virtual time), tpot_fit, forecasting with the mean API overhead instead of the pod's next draw: the prediction error no router can remove", picker: "slo_oracle_blind" },
   slo_oracle_trade: { kind: "proxy", description: "SLO oracle (virtual time), trade rule: as protect, but a request may be given up when 3 such tight requests gain", picker: "slo_oracle_trade" },
+  slo_oracle_fastest: { kind: "proxy", description: "SLO oracle (virtual time), fastest rule: the pod with the lowest exact TTFT, SLOs ignored: the TTFT bound of routing at arrival", picker: "slo_oracle_fastest" },
+  slo_oracle_late_fastest: { kind: "proxy", description: "SLO oracle (virtual time) with late binding, fastest rule: requests held in arrival order for the pod of the lowest exact TTFT, SLOs ignored: the TTFT bound with late binding", picker: "slo_oracle_late_fastest" },
   slo_oracle_late: { kind: "proxy", description: "SLO oracle (virtual time) with late binding: requests held at the picker, sent in deadline order to a pod with a free slot (tpot_fit's choice): no engine queue", picker: "slo_oracle_late" },
 };
 

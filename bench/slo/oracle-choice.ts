@@ -68,3 +68,8 @@ export function protectFit(f: readonly Forecast[], slo: Slo, maxTokens: number, 
   const choice = tpotFit(f, slo, maxTokens, top);
   return choice.index === tpotFit(f, slo, maxTokens).index ? choice : { index: choice.index, reason: "slo_protect" };
 }
+
+/** The lowest exact TTFT, SLOs ignored: the TTFT p90 that routing at arrival can reach (RESULTS 12.1). */
+export function fastest(f: readonly Forecast[]): Choice {
+  return { index: extreme(f.map((_, i) => i), (i) => f[i].ttftMs, false), reason: "fastest" };
+}

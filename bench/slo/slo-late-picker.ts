@@ -23,7 +23,7 @@ import type { Pick } from "../picker-proxy.js";
 import type { HoldingPicker } from "../virtual/virtual-picker.js";
 import type { VirtualFleet } from "../virtual/virtual-fleet.js";
 import { FleetForecaster, type ForecastRequest } from "./forecast.js";
-import { tpotFit, type Slo } from "./oracle-choice.js";
+import { fastest, tpotFit, type Slo } from "./oracle-choice.js";
 
 const TTFT_HEADER = "x-slo-ttft-ms";
 const TPOT_HEADER = "x-slo-tpot-ms";
@@ -56,7 +56,8 @@ export class SloLatePicker implements HoldingPicker {
   /** Requests held at least once (a report figure). */
   heldCount = 0;
 
-  constructor(private readonly fleet: VirtualFleet) {
+  /** `fastest`: FIFO, each request held for the pod of the lowest exact TTFT (SLOs ignored; never late): the TTFT bound with late binding. */
+  constructor(private readonly fleet: VirtualFleet, private readonly rule: "tpot_fit" | "fastest" = "tpot_fit") {
     this.forecaster = new FleetForecaster(fleet);
   }
 
@@ -64,7 +65,7 @@ export class SloLatePicker implements HoldingPicker {
     const request: ForecastRequest = { promptTokens: promptTokens(body), maxTokens: maxTokensOf(body) };
     const slo: Slo = { ttftMs: sloOf(headers, TTFT_HEADER), tpotMs: sloOf(headers, TPOT_HEADER) };
     const now = this.fleet.now();
-    const h: Held = { request, slo, arrivalMs: now, deadlineMs: slo.ttftMs > 0 ? now + slo.ttftMs : Infinity, seq: this.seq++, late: false, send };
+    const h: Held = { request, slo, arrivalMs: now, deadlineMs: this.rule === "fastest" ? now : slo.ttftMs > 0 ? now + slo.ttftMs : Infinity, seq: this.seq++, late: false, send };
     this.held.push(h);
     this.scan();
     if (this.held.includes(h)) this.heldCount++;
@@ -99,10 +100,10 @@ export class SloLatePicker implements HoldingPicker {
     for (const h of onTime) {
       if (!this.anyFree()) return;
       const heldMs = now - h.arrivalMs;
-      if (h.deadlineMs <= now) { h.late = true; continue; }
+      if (this.rule === "tpot_fit" && h.deadlineMs <= now) { h.late = true; continue; }
       const slo: Slo = { ttftMs: h.slo.ttftMs > 0 ? h.slo.ttftMs - heldMs : 0, tpotMs: h.slo.tpotMs };
       const f = pods.map((i) => this.forecaster.forecast(i, [...plan[i], h.request]).at(-1)!);
-      const choice = tpotFit(f, slo, h.request.maxTokens);
+      const choice = this.rule === "fastest" ? fastest(f) : tpotFit(f, slo, h.request.maxTokens);
       if (choice.reason === "slo_unmet") { h.late = true; continue; }
       if (plan[choice.index].length > 0 || !this.free(choice.index)) { plan[choice.index].push(h.request); continue; } // wait for a slot there
       this.dispatch(h, choice.index, choice.reason, f[choice.index]);

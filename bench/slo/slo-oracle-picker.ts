@@ -3,7 +3,7 @@
 // engine forked and run forward), and chooses with them (oracle-choice.ts): `tpot_fit`, the
 // plugin's default rule on exact values; `protect`, among the pods meeting the SLO the one after
 // which the most probes (tight requests sent 0-800 ms later) could still be served; `trade`, the
-// same score where 3 probes outweigh this request's own SLO. What a router that routes each
+// same score where 3 probes outweigh this request's own SLO; `fastest`, the lowest TTFT, SLOs ignored. What a router that routes each
 // request once, at arrival, without preemption reaches with perfect knowledge of the engines
 // (bench/RESULTS.md 12.1).
 // The SLO comes from the request's headers exactly as predicted_latency reads them
@@ -16,9 +16,9 @@ import { promptTokens, maxTokensOf } from "../omniscient-picker.js";
 import type { Pick, Picker } from "../picker-proxy.js";
 import type { VirtualFleet } from "../virtual/virtual-fleet.js";
 import { FleetForecaster, type Forecast, type ForecastRequest } from "./forecast.js";
-import { headroomOf, protectFit, tpotFit, type Slo } from "./oracle-choice.js";
+import { fastest, headroomOf, protectFit, tpotFit, type Slo } from "./oracle-choice.js";
 
-export type OracleRule = "tpot_fit" | "protect" | "trade";
+export type OracleRule = "tpot_fit" | "protect" | "trade" | "fastest";
 
 const TTFT_HEADER = "x-slo-ttft-ms";
 const TPOT_HEADER = "x-slo-tpot-ms";
@@ -26,7 +26,7 @@ const MAX_PROBES = 4;
 /** When the probes arrive, after this request: a slot it holds for long keeps later probes waiting. */
 const PROBE_OFFSETS_MS = [0, 200, 400, 600, 800];
 /** protect: below 1 / probes, so the probes only rank the pods meeting the SLO; trade: 3 probes outweigh the request. */
-const PROBE_WEIGHT: Record<Exclude<OracleRule, "tpot_fit">, number> = { protect: 0.01, trade: 0.35 };
+const PROBE_WEIGHT: Record<Exclude<OracleRule, "tpot_fit" | "fastest">, number> = { protect: 0.01, trade: 0.35 };
 
 /** As predicted_latency's sloOf: the header's number when finite and > 0, else 0 (none). */
 function sloOf(headers: ReadonlyArray<readonly [string, string]>, name: string): number {
@@ -52,7 +52,8 @@ export class SloOraclePicker implements Picker {
     const slo: Slo = { ttftMs: sloOf(headers, TTFT_HEADER), tpotMs: sloOf(headers, TPOT_HEADER) };
     const pods = this.fleet.pods.map((_, i) => i);
     const own = pods.map((i) => this.forecaster.forecast(i, [request])[0]);
-    const choice = this.rule !== "tpot_fit" && this.probes.size > 0
+    const choice = this.rule === "fastest" ? fastest(own)
+      : this.rule !== "tpot_fit" && this.probes.size > 0
       ? protectFit(own, slo, request.maxTokens, this.probesServed(request), PROBE_WEIGHT[this.rule])
       : tpotFit(own, slo, request.maxTokens);
     this.remember(request, slo);

@@ -16,7 +16,7 @@ const JOBS: SloJob[] = [
   { at: 2, prompt: words(100), maxTokens: 4, headers: slo(150, 11) },
 ];
 
-async function run(policy: "slo_oracle" | "slo_oracle_late") {
+async function run(policy: "slo_oracle" | "slo_oracle_late" | "slo_oracle_late_fastest") {
   const r = await runSloJobs({ policy, fleet: ONE_SLOT, seed: 5, jobs: JOBS });
   return r.outcomes.map((o, i) => ({ o, ...clientTimes(o, r.starts[i]) }));
 }
@@ -45,5 +45,13 @@ describe("slo_oracle_late in a virtual run", () => {
     expect(oracle[2].o.firstTokenMs!).toBeGreaterThan(oracle[1].o.firstTokenMs!);
     const late = await run("slo_oracle_late");
     expect(late[2].ttft!).toBeLessThanOrEqual(150);
+  });
+
+  it("fastest (the TTFT bound with late binding): held in arrival order, the SLO ignored, so C waits behind B", async () => {
+    const [a, b, c] = await run("slo_oracle_late_fastest");
+    for (const x of [a, b, c]) expect(x.o.status).toBe(200);
+    expect(b.o.debug).toMatch(/^slo_oracle_late:fastest:held=/);
+    expect(c.o.firstTokenMs!).toBeGreaterThan(b.o.firstTokenMs!);
+    expect(c.ttft!).toBeGreaterThan(150);
   });
 });

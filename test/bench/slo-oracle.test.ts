@@ -4,7 +4,7 @@
 // Proxy policy: no gateway, no Redis.
 import { describe, expect, it } from "vitest";
 import { heteroJobs, HETERO_FLEET, sloHeaders } from "../../bench/slo/hetero.js";
-import { protectFit, tpotFit } from "../../bench/slo/oracle-choice.js";
+import { fastest, protectFit, tpotFit } from "../../bench/slo/oracle-choice.js";
 import { clientTimes, runSloJobs } from "../../bench/slo/virtual-run.js";
 
 /** 10 s of the mixed workload at 16 req/s through an oracle policy (seed 31). */
@@ -69,6 +69,11 @@ describe("the oracle's choice", () => {
     expect(tpotFit([f(300, 8), f(200, 16), f(400, 8)], tight, 96)).toEqual({ index: 1, reason: "slo_unmet" });
     expect(tpotFit([f(100, 8), f(10, 16)], { ttftMs: 0, tpotMs: 0 }, 96)).toEqual({ index: 0, reason: "lowest_latency" });
     expect(tpotFit([f(100, 8), f(10, 8.5)], { ttftMs: 0, tpotMs: 0 }, 96).index).toBe(1);
+  });
+
+  it("fastest: the lowest TTFT, whatever the SLO and the TPOT", () => {
+    expect(fastest([f(400, 16), f(50, 30), f(40.5, 8), f(41, 8)])).toEqual({ index: 2, reason: "fastest" });
+    expect(fastest([f(700, 50)]).index).toBe(0);
   });
 
   it("protect: among the pods meeting the SLO, the one leaving the most probes served, ties by tpot_fit; trade may give the request up", () => {

@@ -58,6 +58,7 @@ export class Stats extends RedisObserver {
   // predicted_latency's late binding (sloHoldMs): requests held at the gateway, and for how long.
   private sloHeldNow: u32;
   private sloHold: u32;
+  private sloSlotRefusedTotal: u32;
 
   constructor() {
     super();
@@ -84,6 +85,7 @@ export class Stats extends RedisObserver {
     this.queueTimeoutsTotal = host.defineMetric(C, "llmlb_queue_timeouts_total");
     this.sloHeldNow = host.defineMetric(G, "llmlb_slo_held");
     this.sloHold = host.defineMetric(H, "llmlb_slo_hold_ms");
+    this.sloSlotRefusedTotal = host.defineMetric(C, "llmlb_slo_slot_refused_total");
   }
 
   /** At configuration: the policy's counters (its known reasons at 0) exist before traffic. */
@@ -126,6 +128,8 @@ export class Stats extends RedisObserver {
   queueTimedOut(): void { host.incrementMetric(this.queueTimeoutsTotal, 1); }
   /** predicted_latency held a request at the gateway (moved by +-1, as the queue depth). */
   sloHeld(): void { host.incrementMetric(this.sloHeldNow, 1); }
+  /** A request sent to a free slot found it taken by another VM (Redis refused the charge): held again. */
+  sloSlotRefused(): void { host.incrementMetric(this.sloSlotRefusedTotal, 1); }
   /** A held request stopped waiting, however (sent, shed, gone, new configuration). */
   sloHoldEnded(heldMs: f64): void {
     host.incrementMetric(this.sloHeldNow, -1);

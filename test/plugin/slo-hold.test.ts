@@ -131,6 +131,42 @@ describe("late binding (sloHoldMs)", () => {
     expect(s.forwarded!.upstream.address).toBe(theirs[0].forwarded!.upstream.address);
   });
 
+  it("a slot another gateway took since this one's counts were read: Redis refuses the charge, the request stays held, then goes to a slot that really freed", async () => {
+    const h = t.host = await host({ configuration: sloConfig({ inflightRefreshMs: 60_000 }), redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(2) }, workers: 2 });
+    await teach(h, LOOSE);
+    const theirs: TestStream[] = [];
+    for (let i = 0; i < 2; i++) {
+      const { s } = postChat(h, CHAT_BODY, LOOSE, 1);
+      await h.redisIdle();
+      start(s);
+      theirs.push(s);
+    }
+    const [a, b] = theirs.map((s) => s.forwarded!.upstream.address!);
+    const { s } = postChat(h, CHAT_BODY, LOOSE, 0);
+    await h.redisIdle();
+    expect(s.forwarded).toBeNull();
+    finish(theirs[0]); // pod a frees...
+    await h.redisIdle();
+    await advanceWithIo(h, 10, 10); // ...VM 0's tick reads the counts (a free)...
+    const { s: u } = postChat(h, CHAT_BODY, LOOSE, 1); // ...and VM 1 takes that slot first
+    await h.redisIdle();
+    expect(u.forwarded!.upstream.address).toBe(a);
+    start(u);
+    await advanceWithIo(h, 10, 10); // VM 0's pass sends s to a by its counts: refused
+    expect(s.forwarded).toBeNull();
+    expect(h.metric("llmlb_slo_slot_refused_total")).toBeGreaterThanOrEqual(1);
+    expect(h.metric("llmlb_slo_held")).toBe(1);
+    expect(await t.client.zscore(`${NS}:load`, a)).toBe("1"); // no second request queued on a
+    finish(theirs[1]); // pod b frees
+    await h.redisIdle();
+    await advanceWithIo(h, 60, 10);
+    expect(s.forwarded!.upstream.address).toBe(b);
+    start(s);
+    expect(s.response.headers["x-llmlb-debug"]).toMatch(/held=\d/);
+    expect(h.metric("llmlb_slo_held")).toBe(0);
+    expect(await t.client.zscore(`${NS}:load`, b)).toBe("1");
+  });
+
   it("explores once per request: a held request is not sent off by a later evaluation's draw", async () => {
     // With a draw per evaluation, each of the ~20 evaluations below would send a held request to a
     // random pod with probability 0.2 (0.8^20: ~1% of them would still be held).

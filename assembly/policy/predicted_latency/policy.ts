@@ -34,7 +34,7 @@ import { OpenStream } from "./open_streams";
 import { CountsPart, FRESH_COUNTS_MAX, PickReads, PickReadsDone, PrefixPart } from "./pick_reads";
 import { countHost, HeldRequest, HoldList } from "./hold";
 import { Pool } from "../../services/lease/pool";
-import { Accounting } from "../../services/lease/accounting";
+import { Accounting, ChargeRefused } from "../../services/lease/accounting";
 import { HostQueue, PassFree } from "./pass_free";
 
 /** Requests in flight on a host by the tracker's counts (plus this VM's local leases), plus the
@@ -53,6 +53,13 @@ function planned(ahead: Map<string, f64> | null, address: string): f64 {
 
 /** How old the fleet's counts may get while requests are held (the tracker's read, every tick at most). */
 const HOLD_COUNTS_MS: f64 = 20;
+
+/** Redis refused a charge made on the condition of a free slot (another VM took it first). */
+class SlotRefused extends ChargeRefused {
+  constructor(public policy: PredictedLatencyPolicy, public c: CandidateSet, public reads: PickReads, public sinceMs: f64,
+    public terms: RequestTerms, public host: string) { super(); }
+  onFull(r: LbRequest, load: f64): void { this.policy.holdAgain(r, this, load); }
+}
 
 class ReadsDone extends PickReadsDone {
   constructor(public policy: PredictedLatencyPolicy, public r: LbRequest, public c: CandidateSet) { super(); }
@@ -168,7 +175,7 @@ export class PredictedLatencyPolicy extends Policy {
       this.services.stats.sloHeld();
       return Verdict.Pending;
     }
-    return this.commit(r, c, reads, e, 0);
+    return this.commit(r, c, reads, e, 0, terms);
   }
 
   /**
@@ -273,8 +280,14 @@ export class PredictedLatencyPolicy extends Policy {
     return e.inflight[e.at] >= <f64>s.batchSlots;
   }
 
-  /** Sends the request to the chosen host: its open stream, the prefix levels, the lease. */
-  private commit(r: LbRequest, c: CandidateSet, reads: PickReads, e: Evaluation, heldMs: f64): Verdict {
+  /**
+   * Sends the request to the chosen host: its open stream, the prefix levels, the lease. With late
+   * binding, a request sent to a free slot (by this VM's view) is charged only if the fleet's count
+   * there is still below modelBatchSlots: another VM may have taken the slot since this VM's counts
+   * were read, and the request would then queue in the engine. Refused, it is held again
+   * (holdAgain).
+   */
+  private commit(r: LbRequest, c: CandidateSet, reads: PickReads, e: Evaluation, heldMs: f64, t: RequestTerms): Verdict {
     const at = e.at;
     const now = host.nowMillis();
     const model = this.store.of(r.pool);
@@ -287,9 +300,60 @@ export class PredictedLatencyPolicy extends Policy {
     this.runtime.inflight.notePick(r.pool, chosen, <f64>r.cost);
     if (reads.keys.length > 0) recordPrefix(this.cfg, r, reads.keys, reads.values, chosen, this.writes);
     // The TTFT reported is the client's as predicted now: the time held plus the pod's.
-    return this.services.accounting.acquireHost(r, c, chosen,
-      "predicted_latency:" + e.choice.reason + ":ttft=" + fmt(heldMs + e.ttft[at]) + ":tpot=" + fmt(e.tpot[at]) + ":q=" + fmt(e.inflight[at])
-      + ":wait=" + fmt(e.wait[at]) + (heldMs > 0 ? ":held=" + fmt(heldMs) : ""));
+    const reason = "predicted_latency:" + e.choice.reason + ":ttft=" + fmt(heldMs + e.ttft[at]) + ":tpot=" + fmt(e.tpot[at]) + ":q=" + fmt(e.inflight[at])
+      + ":wait=" + fmt(e.wait[at]) + (heldMs > 0 ? ":held=" + fmt(heldMs) : "");
+    const s = this.cfg.slo;
+    const slots = <i64>s.batchSlots;
+    if (!this.holding() || heldMs >= <f64>s.holdMs || e.inflight[at] >= <f64>slots || this.cfg.costMode != "count") {
+      return this.services.accounting.acquireHost(r, c, chosen, reason);
+    }
+    const limit = r.limit > 0 && r.limit < slots ? r.limit : slots;
+    return this.services.accounting.acquireHost(r, c, chosen, reason, limit, new SlotRefused(this, c, reads, now - heldMs, t, chosen));
+  }
+
+  /**
+   * A charge on the condition of a free slot was refused (Redis counts `load` on the host): the
+   * request is held again, as it was (its arrival, terms and reads), with the host's count from the
+   * refusal in its reads so that it does not go there again before a newer read. Its open stream
+   * and pick are undone. The stream stayed paused; the held requests are evaluated again at once
+   * (another pod may have a free slot).
+   */
+  holdAgain(r: LbRequest, f: SlotRefused, load: f64): void {
+    const k = changetype<usize>(r);
+    if (this.observations.has(k)) {
+      this.store.of(r.pool).streams.remove(this.observations.get(k));
+      this.observations.delete(k);
+    }
+    this.runtime.inflight.noteRelease(r.pool, f.host, <f64>r.cost);
+    this.services.stats.sloSlotRefused();
+    this.noteRefusedCount(r.pool, f.c, f.reads, f.host, load);
+    const h = new HeldRequest(r, f.c, f.reads, f.sinceMs, f.terms);
+    r.body = null;
+    h.host = f.host;
+    this.held.add(h);
+    this.services.heldStreams++;
+    this.services.stats.sloHeld();
+    // Another pod may have a free slot for it now.
+    this.releaseHeld(host.nowMillis());
+  }
+
+  /** The reads now say what the refusal said of `address` (the other hosts as this VM counts them now). */
+  private noteRefusedCount(pool: Pool | null, c: CandidateSet, reads: PickReads, address: string, load: f64): void {
+    if (pool === null) return;
+    const inflight = this.runtime.inflight;
+    const local = this.services.accounting.local;
+    const counts = new Array<f64>(c.size);
+    const net = new Array<f64>(c.size);
+    const fresh = this.freshCounts(pool, reads);
+    for (let i = 0; i < c.size; i++) {
+      const a = c.hosts[i];
+      net[i] = inflight.net(pool, a);
+      counts[i] = fresh !== null ? fresh[i] + net[i] - reads.netAtSend[i] : inflight.inflight(pool, a, local) - <f64>local.load(a);
+      if (a == address) counts[i] = isFinite(load) && load >= 0 ? load : <f64>this.cfg.slo.batchSlots;
+    }
+    reads.counts = counts;
+    reads.netAtSend = net;
+    reads.sentMs = host.nowMillis();
   }
 
   /**
@@ -322,7 +386,7 @@ export class PredictedLatencyPolicy extends Policy {
           continue;
         }
         this.dropHeld(i);
-        h.r.port.finishAsync(e === null ? Verdict.Rejected : this.commit(h.r, h.c, h.reads, e, heldMs));
+        h.r.port.finishAsync(e === null ? Verdict.Rejected : this.commit(h.r, h.c, h.reads, e, heldMs, h.terms));
         if (e !== null) this.passFree.taken(h.r.pool, h.c.hosts[e.at], ahead);
       }
     }

@@ -7,7 +7,9 @@
 //   reconcile expired leases of every pool (crashed gateways heal even without traffic);
 // - fallback: while Redis is unavailable, per-VM least request over the same candidates;
 // - acquireHost: a lease on a host the policy already chose (lua/charge.lua), falling back to a
-//   local lease on that same host; an optional observer sees every lease begin and end.
+//   local lease on that same host; optionally on the condition that the host has room (a limit
+//   of its own, and a receiver told of a refusal instead of a shed); an optional observer sees
+//   every lease begin and end.
 import { RedisReplyHandler, LuaScript } from "../../redis/client";
 import { RespValue } from "../../redis/resp";
 import { CandidateSet } from "../candidates/candidates";
@@ -48,6 +50,16 @@ export class AcquireCall {
   /** fixedHost: the host a charge-type script leases; the fallback then leases it locally too. */
   constructor(public script: LuaScript, public extraKeys: string[], public extraArgs: string[], public defaultReason: string,
     public fixedHost: string = "") {}
+  /** The load limit sent instead of the request's (-1: the request's). */
+  limit: i64 = -1;
+  /** Told instead of shedding when Redis refuses the charge over `limit` (null: shed). */
+  full: ChargeRefused | null = null;
+}
+
+/** A charge made on the condition that the host has room (a free batch slot) was refused: Redis
+ *  counts `load` there. The stream is still paused; the receiver decides what becomes of it. */
+export abstract class ChargeRefused {
+  abstract onFull(s: LbRequest, load: f64): void;
 }
 
 /** Sees each lease start and end (endpoint_metrics measures per-host latency with it). */
@@ -130,13 +142,16 @@ export class Accounting {
    * A lease on `h`, chosen by the policy (lua/charge.lua: same keys and accounting as acquire.lua,
    * no pick). Without Redis configured the lease is local (this VM's counts), with `reason`.
    */
-  acquireHost(s: LbRequest, c: CandidateSet, h: string, reason: string): Verdict {
+  acquireHost(s: LbRequest, c: CandidateSet, h: string, reason: string, limit: i64 = -1, full: ChargeRefused | null = null): Verdict {
     if (s.pool === null) {
       this.leaseLocally(s, h);
       s.reason = reason;
       return Verdict.Picked;
     }
-    return this.acquire(s, c, new AcquireCall(CHARGE_SCRIPT, [], [h], reason, h));
+    const call = new AcquireCall(CHARGE_SCRIPT, [], [h], reason, h);
+    call.limit = limit;
+    call.full = full;
+    return this.acquire(s, c, call);
   }
 
   /** Runs `call` (acquire.lua or a script extending it) for the stream; Pending, or the fallback. */
@@ -170,7 +185,7 @@ export class Accounting {
       this.syncInChunks(pool, c, now);
       withList = false;
     }
-    const args = pool.acquireTail(pool.acquireArgs(s.leaseId, s.cost, s.limit, <u32>(this.rng.next() >> 33), c, withList, call.extraArgs), now);
+    const args = pool.acquireTail(pool.acquireArgs(s.leaseId, s.cost, call.limit >= 0 ? call.limit : s.limit, <u32>(this.rng.next() >> 33), c, withList, call.extraArgs), now);
     const keys = pool.withCompatKey(pool.acquireKeys(c).concat(call.extraKeys));
     const reply = new AcquireReply(this, s, pool, c, call, withList);
     reply.deadline = pool.redis.clockKnown;
@@ -227,6 +242,8 @@ export class Accounting {
     }
     if (!s.port.alive()) return;
     if (status == "SHED") {
+      const full = r.call.full;
+      if (full !== null) { full.onFull(s, F64.parseFloat(replyItem(reply!, 2))); return; }
       s.port.resumeShed(replyItem(reply!, 2));
       return;
     }

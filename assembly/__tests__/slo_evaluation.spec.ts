@@ -1,7 +1,8 @@
 // predicted_latency's late-binding rules on one evaluation (policy/predicted_latency/evaluation.ts):
 // wait for a pod that meets the SLO once its slot frees (waitForSlot), else go late, only to a
-// free slot (lateToFreeSlot); fewest in flight before anything is learned.
-import { Evaluation, fewestInflight, lateToFreeSlot, waitForSlot } from "../policy/predicted_latency/evaluation";
+// free slot, one left free for a while (lateToFreeSlot, lateReserve); fewest in flight before
+// anything is learned.
+import { Evaluation, fewestInflight, LATE_PATIENCE_MS, lateReserve, lateToFreeSlot, waitForSlot } from "../policy/predicted_latency/evaluation";
 import { Draws, PICK_TPOT_FIT } from "../policy/predicted_latency/choose";
 
 const NO_EXPLORE = new Draws(0.99, 0);
@@ -50,7 +51,7 @@ describe("waitForSlot", () => {
 describe("lateToFreeSlot", () => {
   it("a late request goes to a pod with a free slot", () => {
     const e = fastFullSlowFree();
-    lateToFreeSlot(e, 4, 10, 30, PICK_TPOT_FIT, NO_EXPLORE);
+    lateToFreeSlot(e, 4, 10, 30, PICK_TPOT_FIT, NO_EXPLORE, 0);
     expect(e.at).toBe(1);
     expect(e.choice.reason).toBe("slo_unmet_free_slot");
     expect(e.late).toBe(false);
@@ -58,9 +59,27 @@ describe("lateToFreeSlot", () => {
   it("with no free slot it stays late (held)", () => {
     const e = fastFullSlowFree();
     e.inflight = [4, 4];
-    lateToFreeSlot(e, 4, 10, 30, PICK_TPOT_FIT, NO_EXPLORE);
+    lateToFreeSlot(e, 4, 10, 30, PICK_TPOT_FIT, NO_EXPLORE, 0);
     expect(e.late).toBe(true);
     expect(e.at).toBe(0);
+  });
+});
+
+describe("lateToFreeSlot with a reserve", () => {
+  it("leaves the last free slot of a pod to on-time requests: the late one waits for a pod with two", () => {
+    const e = fastFullSlowFree();
+    e.inflight = [4, 3];
+    lateToFreeSlot(e, 4, 10, 30, PICK_TPOT_FIT, NO_EXPLORE, 1);
+    expect(e.late).toBe(true);
+    e.inflight = [4, 2];
+    lateToFreeSlot(e, 4, 10, 30, PICK_TPOT_FIT, NO_EXPLORE, 1);
+    expect(e.late).toBe(false);
+    expect(e.at).toBe(1);
+  });
+  it("holds the slot back until the request is LATE_PATIENCE_MS past its deadline", () => {
+    expect(lateReserve(0)).toBe(1);
+    expect(lateReserve(LATE_PATIENCE_MS - 1)).toBe(1);
+    expect(lateReserve(LATE_PATIENCE_MS)).toBe(0);
   });
 });
 

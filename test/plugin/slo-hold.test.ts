@@ -167,6 +167,29 @@ describe("late binding (sloHoldMs)", () => {
     expect(await t.client.zscore(`${NS}:load`, b)).toBe("1");
   });
 
+  it("a late request (no pod can meet its SLO) leaves a pod's last free slot to on-time requests: it waits for a pod with two", async () => {
+    const h = t.host = await host({ configuration: sloConfig({ modelBatchSlots: 2 }), redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(1) } });
+    await teach(h, LOOSE); // TTFT 20 ms
+    const { s: running } = postChat(h, CHAT_BODY, LOOSE);
+    await h.redisIdle();
+    start(running); // 1 of the pod's 2 slots taken
+    const { s: late } = postChat(h, CHAT_BODY, { "x-slo-ttft-ms": "1", "x-slo-tpot-ms": "1000" });
+    await h.redisIdle();
+    await advanceWithIo(h, 30, 10);
+    expect(late.forwarded).toBeNull(); // the free slot is the last one
+    const { s: onTime } = postChat(h, CHAT_BODY, LOOSE);
+    await h.redisIdle();
+    expect(onTime.forwarded).not.toBeNull(); // an on-time request arriving next takes it at once
+    start(onTime);
+    finish(running);
+    finish(onTime);
+    await h.redisIdle();
+    await advanceWithIo(h, 20, 10);
+    expect(late.forwarded).not.toBeNull(); // both slots free: the late one goes
+    start(late);
+    expect(late.response.headers["x-llmlb-debug"]).toMatch(/slo_unmet_free_slot.*held=\d/);
+  });
+
   it("explores once per request: a held request is not sent off by a later evaluation's draw", async () => {
     // With a draw per evaluation, each of the ~20 evaluations below would send a held request to a
     // random pod with probability 0.2 (0.8^20: ~1% of them would still be held).

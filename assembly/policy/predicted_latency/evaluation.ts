@@ -1,7 +1,8 @@
 // One evaluation of a request's candidates by predicted_latency (the predictions per candidate and
 // the choice), and the late-binding rules that may change the choice when no pod meets the SLO
 // counting the wait for a batch slot: wait for a pod that meets it once its slot frees
-// (waitForSlot), else go late, only to a free slot (lateToFreeSlot). Pure: no host calls.
+// (waitForSlot), else go late, only to a free slot, one left free for a while (lateToFreeSlot).
+// Pure: no host calls.
 import { Choice, chooseBySlo, Draws, NO_MODEL } from "./choose";
 
 /**
@@ -62,15 +63,27 @@ export function waitForSlot(e: Evaluation, ttftLeft: f64, sloTpot: f64): bool {
   return true;
 }
 
+/** A late request leaves this many batch slots of a pod free, for on-time requests arriving next... */
+export const LATE_RESERVE_SLOTS: f64 = 1;
+/** ...until it is this late (ms past its TTFT deadline; without a TTFT SLO, held this long). As the
+ *  late-binding oracle (bench/slo/slo-late-picker.ts), where it was chosen; RESULTS 12.1. */
+export const LATE_PATIENCE_MS: f64 = 2000;
+
+/** The slots a late request leaves free, `lateByMs` past its deadline. */
+export function lateReserve(lateByMs: f64): f64 {
+  return lateByMs < LATE_PATIENCE_MS ? LATE_RESERVE_SLOTS : 0.0;
+}
+
 /**
- * Late binding, a request no pod can serve in time: it goes only to a pod with a free slot (fewer
- * than `slots` in flight; the least late of those, reason slo_unmet_free_slot), so it never queues
- * in front of requests still on time; with none free it is held (e.late).
+ * Late binding, a request no pod can serve in time: it goes only to a pod with room for it and
+ * `reserve` more (fewer than `slots` - `reserve` in flight; the least late of those, reason
+ * slo_unmet_free_slot), so it never queues in front of requests still on time nor takes the last
+ * slot one of them arriving next would need; with none it is held (e.late).
  */
-export function lateToFreeSlot(e: Evaluation, slots: f64, ttftLeft: f64, sloTpot: f64, mode: i32, draws: Draws): void {
+export function lateToFreeSlot(e: Evaluation, slots: f64, ttftLeft: f64, sloTpot: f64, mode: i32, draws: Draws, reserve: f64): void {
   const free = new Array<bool>(e.eligible.length);
   let any = false;
-  for (let i = 0; i < free.length; i++) { free[i] = e.eligible[i] && e.inflight[i] < slots; if (free[i]) any = true; }
+  for (let i = 0; i < free.length; i++) { free[i] = e.eligible[i] && e.inflight[i] < slots - reserve; if (free[i]) any = true; }
   e.late = true;
   if (!any) return;
   const c = chooseBySlo(e.decideTtft, e.tpot, free, ttftLeft, sloTpot, mode, 0, false, e.expected, draws);

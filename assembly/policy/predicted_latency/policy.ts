@@ -29,7 +29,7 @@ import { prefixScores } from "../endpoint_metrics/prefix_signal";
 import { baseObservation, clipObservation, ttftFeatures, tpotFeatures } from "./model";
 import { ModelStore, PoolModel } from "./store";
 import { chooseBySlo, Draws, isSloFit, NO_MODEL, PICK_BEST_FIT, PICK_MOST_HEADROOM, PICK_TPOT_FIT, SHED } from "./choose";
-import { Evaluation, fewestInflight, lateToFreeSlot, RequestTerms, waitForSlot } from "./evaluation";
+import { Evaluation, fewestInflight, lateReserve, lateToFreeSlot, RequestTerms, waitForSlot } from "./evaluation";
 import { OpenStream } from "./open_streams";
 import { CountsPart, FRESH_COUNTS_MAX, PickReads, PickReadsDone, PrefixPart } from "./pick_reads";
 import { countHost, HeldRequest, HoldList } from "./hold";
@@ -228,7 +228,7 @@ export class PredictedLatencyPolicy extends Policy {
     e.at = choice.index == NO_MODEL ? fewestInflight(e.inflight, e.eligible, draws.pick) : choice.index;
     e.unmet = choice.reason == "slo_unmet";
     if (this.holding() && e.unmet && !waitForSlot(e, ttftLeft, sloTpot)) {
-      lateToFreeSlot(e, slots, ttftLeft, sloTpot, pickMode(s.pick), draws);
+      lateToFreeSlot(e, slots, ttftLeft, sloTpot, pickMode(s.pick), draws, lateReserve(heldMs - sloTtft));
     }
     return e;
   }

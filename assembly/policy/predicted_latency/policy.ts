@@ -5,7 +5,9 @@
 //   candidates, their in-flight counts (ZMSCORE), in one round trip (pick_reads.ts) -> per host:
 //   uncached prompt tokens, requests in flight (fleet counts) -> predicted TTFT / TPOT (model.ts, store.ts)
 //   -> load gate (maxRequestCount / priority limit) -> choice by headroom (choose.ts) -> a lease
-//   on the chosen host (lua/charge.lua), the prefix levels pointed at it.
+//   on the chosen host (lua/charge.lua), the prefix levels pointed at it. With late binding
+//   (sloHoldMs) a request whose pod has no free slot is held (late_binding.ts), and a lease on a
+//   slot this VM counts as free is taken only if the fleet's count there still has room.
 // Observations: TTFT = pick applied to the stream -> first response body chunk (streams); TPOT = (last chunk - first) /
 // (tokens - 1), tokens from usage or the SSE events; a non-streaming response (first chunk = end)
 // teaches each part the total minus the other part's current prediction.
@@ -28,14 +30,15 @@ import { PrefixWrites, recordPrefix } from "../endpoint_metrics/prefix_io";
 import { prefixScores } from "../endpoint_metrics/prefix_signal";
 import { baseObservation, clipObservation, ttftFeatures, tpotFeatures } from "./model";
 import { ModelStore, PoolModel } from "./store";
-import { chooseBySlo, Draws, isSloFit, NO_MODEL, PICK_BEST_FIT, PICK_MOST_HEADROOM, PICK_TPOT_FIT, SHED } from "./choose";
+import { chooseBySlo, Draws, NO_MODEL, PICK_BEST_FIT, PICK_MOST_HEADROOM, PICK_TPOT_FIT, SHED } from "./choose";
 import { Evaluation, fewestInflight, lateReserve, lateToFreeSlot, RequestTerms, waitForSlot } from "./evaluation";
 import { OpenStream } from "./open_streams";
 import { CountsPart, FRESH_COUNTS_MAX, PickReads, PickReadsDone, PrefixPart } from "./pick_reads";
-import { countHost, HeldRequest, HoldList } from "./hold";
+import { HeldRequest } from "./hold";
+import { HeldJudge, LateBinding } from "./late_binding";
 import { Pool } from "../../services/lease/pool";
 import { Accounting, ChargeRefused } from "../../services/lease/accounting";
-import { HostQueue, PassFree } from "./pass_free";
+import { HostQueue } from "./pass_free";
 
 /** Requests in flight on a host by the tracker's counts (plus this VM's local leases), plus the
  *  plan's held requests waiting for it. */
@@ -59,6 +62,17 @@ class SlotRefused extends ChargeRefused {
   constructor(public policy: PredictedLatencyPolicy, public c: CandidateSet, public reads: PickReads, public sinceMs: f64,
     public terms: RequestTerms, public host: string) { super(); }
   onFull(r: LbRequest, load: f64): void { this.policy.holdAgain(r, this, load); }
+}
+
+/** Late binding's view of the policy (predictions, choice, lease of a held request). */
+class Judge extends HeldJudge {
+  /** Set by the policy's constructor once the policy is whole. */
+  policy: PredictedLatencyPolicy | null = null;
+  evaluate(h: HeldRequest, heldMs: f64, ahead: Map<string, f64>): Evaluation | null {
+    return this.policy!.evaluate(h.r, h.c, h.reads, heldMs, h.terms, ahead);
+  }
+  commit(h: HeldRequest, e: Evaluation, heldMs: f64): Verdict { return this.policy!.commit(h.r, h.c, h.reads, e, heldMs, h.terms); }
+  freeByOwnRead(h: HeldRequest, ahead: Map<string, f64>): i32 { return this.policy!.freeByOwnRead(h, ahead); }
 }
 
 class ReadsDone extends PickReadsDone {
@@ -85,11 +99,10 @@ export class PredictedLatencyPolicy extends Policy {
   private readonly keyOptions: KeyOptions;
   private readonly writes: PrefixWrites = new PrefixWrites();
   private observations: Map<usize, OpenStream> = new Map();
-  private readonly held: HoldList = new HoldList();
   /** Counts by the in-flight tracker (a held request's own read is older than its next one). */
   private readonly tracker: TrackerQueue;
-  /** During a pass over the held requests: each candidate set's hosts with a free slot. */
-  private readonly passFree: PassFree;
+  /** Late binding's held requests (sloHoldMs). */
+  private readonly late: LateBinding;
 
   constructor(cfg: LbConfig, services: Services) {
     super(cfg, services);
@@ -101,7 +114,9 @@ export class PredictedLatencyPolicy extends Policy {
     this.keyOptions = keyOptionsFrom(cfg.prefix);
     const tracker = new TrackerQueue(runtime, services.accounting);
     this.tracker = tracker;
-    this.passFree = new PassFree(tracker, <f64>cfg.slo.batchSlots);
+    const judge = new Judge();
+    this.late = new LateBinding(cfg.slo, services, tracker, judge);
+    judge.policy = this;
   }
 
   decide(r: LbRequest): Verdict {
@@ -161,20 +176,9 @@ export class PredictedLatencyPolicy extends Policy {
     const terms = new RequestTerms(sloTtft, sloOf(s.tpotHeader, s.tpotMs),
       body !== null && !body.truncated ? <f64>((body.promptChars() + 3) / 4) : 0, expected,
       new Draws(rng.nextFloat(), <u32>(rng.next() >> 32)));
-    const e = this.evaluate(r, c, reads, 0, terms, this.held.length > 0 ? this.held.aheadOf(deadline) : null);
+    const e = this.evaluate(r, c, reads, 0, terms, this.late.aheadOf(deadline));
     if (e === null) return Verdict.Rejected;
-    // Beyond sloHoldMax held, a new request goes as without late binding.
-    if (<i64>this.held.length < this.cfg.slo.holdMax && this.mayHold(e, 0)) {
-      const h = new HeldRequest(r, c, reads, now, terms);
-      // What its evaluations need is in `terms` and `reads`: the body (up to maxBodyBytes) goes.
-      r.body = null;
-      h.late = e.late;
-      h.host = c.hosts[e.at];
-      this.held.add(h);
-      this.services.heldStreams++;
-      this.services.stats.sloHeld();
-      return Verdict.Pending;
-    }
+    if (this.late.tryHold(r, c, reads, now, terms, e)) return Verdict.Pending;
     return this.commit(r, c, reads, e, 0, terms);
   }
 
@@ -183,7 +187,7 @@ export class PredictedLatencyPolicy extends Policy {
    * SLO is that much shorter). null: the request was shed (every host over the limit, or no host
    * meets a sheddable request's SLO); r.port.shed was called.
    */
-  private evaluate(r: LbRequest, c: CandidateSet, reads: PickReads, heldMs: f64, t: RequestTerms,
+  evaluate(r: LbRequest, c: CandidateSet, reads: PickReads, heldMs: f64, t: RequestTerms,
     ahead: Map<string, f64> | null): Evaluation | null {
     const pool = r.pool;
     const counts = this.freshCounts(pool, reads);
@@ -227,7 +231,7 @@ export class PredictedLatencyPolicy extends Policy {
     e.choice = choice;
     e.at = choice.index == NO_MODEL ? fewestInflight(e.inflight, e.eligible, draws.pick) : choice.index;
     e.unmet = choice.reason == "slo_unmet";
-    if (this.holding() && e.unmet && !waitForSlot(e, ttftLeft, sloTpot)) {
+    if (this.late.on && e.unmet && !waitForSlot(e, ttftLeft, sloTpot)) {
       lateToFreeSlot(e, slots, ttftLeft, sloTpot, pickMode(s.pick), draws, lateReserve(heldMs - sloTtft));
     }
     return e;
@@ -248,36 +252,15 @@ export class PredictedLatencyPolicy extends Policy {
       + planned(ahead, address);
   }
 
-  /**
-   * Whether any candidate of a held request has a free slot (by the newest counts and the plan).
-   * Without one it stays held as it is, unevaluated: it could go nowhere. A request judged by the
-   * tracker's counts (all but those picked since its last read) is checked against the pass's
-   * list of its candidate set's free hosts, so a pass over a long list (an overload) costs about
-   * one lookup per held request, not a prediction, nor a lookup per candidate.
-   */
-  private anyFreeSlot(h: HeldRequest, ahead: Map<string, f64>): bool {
+  /** Late binding: whether a candidate of a held request has a free slot by its own read of the
+   *  counts (1 / 0), or -1 when the tracker's counts are newer (HeldJudge.freeByOwnRead). */
+  freeByOwnRead(h: HeldRequest, ahead: Map<string, f64>): i32 {
     const pool = h.r.pool;
     const counts = this.freshCounts(pool, h.reads);
-    if (counts === null) return this.passFree.any(pool, h.c, ahead);
+    if (counts === null) return -1;
     const slots = <f64>this.cfg.slo.batchSlots;
-    for (let i = 0; i < h.c.size; i++) if (this.queueAt(pool, h.c, i, h.reads, counts, ahead) < slots) return true;
-    return false;
-  }
-
-  private holding(): bool { return this.cfg.slo.holdMs > 0 && this.cfg.slo.batchSlots > 0; }
-
-  /**
-   * Late binding: hold the request while the pod chosen for it has no free batch slot (every slot
-   * taken by the fleet's requests in flight there), the choice met its SLO, and it has been held
-   * less than sloHoldMs. A request no pod can serve in time any more is held only while no pod
-   * has a free slot (lateToFreeSlot).
-   */
-  private mayHold(e: Evaluation, heldMs: f64): bool {
-    const s = this.cfg.slo;
-    if (!this.holding() || heldMs >= <f64>s.holdMs) return false;
-    if (e.late) return true;
-    if (!isSloFit(e.choice.reason)) return false;
-    return e.inflight[e.at] >= <f64>s.batchSlots;
+    for (let i = 0; i < h.c.size; i++) if (this.queueAt(pool, h.c, i, h.reads, counts, ahead) < slots) return 1;
+    return 0;
   }
 
   /**
@@ -287,7 +270,7 @@ export class PredictedLatencyPolicy extends Policy {
    * were read, and the request would then queue in the engine. Refused, it is held again
    * (holdAgain).
    */
-  private commit(r: LbRequest, c: CandidateSet, reads: PickReads, e: Evaluation, heldMs: f64, t: RequestTerms): Verdict {
+  commit(r: LbRequest, c: CandidateSet, reads: PickReads, e: Evaluation, heldMs: f64, t: RequestTerms): Verdict {
     const at = e.at;
     const now = host.nowMillis();
     const model = this.store.of(r.pool);
@@ -304,7 +287,7 @@ export class PredictedLatencyPolicy extends Policy {
       + ":wait=" + fmt(e.wait[at]) + (heldMs > 0 ? ":held=" + fmt(heldMs) : "");
     const s = this.cfg.slo;
     const slots = <i64>s.batchSlots;
-    if (!this.holding() || heldMs >= <f64>s.holdMs || e.inflight[at] >= <f64>slots || this.cfg.costMode != "count") {
+    if (!this.late.on || heldMs >= <f64>s.holdMs || e.inflight[at] >= <f64>slots || this.cfg.costMode != "count") {
       return this.services.accounting.acquireHost(r, c, chosen, reason);
     }
     const limit = r.limit > 0 && r.limit < slots ? r.limit : slots;
@@ -327,14 +310,8 @@ export class PredictedLatencyPolicy extends Policy {
     this.runtime.inflight.noteRelease(r.pool, f.host, <f64>r.cost);
     this.services.stats.sloSlotRefused();
     this.noteRefusedCount(r.pool, f.c, f.reads, f.host, load);
-    const h = new HeldRequest(r, f.c, f.reads, f.sinceMs, f.terms);
-    r.body = null;
-    h.host = f.host;
-    this.held.add(h);
-    this.services.heldStreams++;
-    this.services.stats.sloHeld();
-    // Another pod may have a free slot for it now.
-    this.releaseHeld(host.nowMillis());
+    // Replaced by a new configuration meanwhile: as the requests it held then, to the route's own balancing.
+    if (!this.late.holdAgain(r, f.c, f.reads, f.sinceMs, f.terms, f.host)) r.port.resumePass();
   }
 
   /** The reads now say what the refusal said of `address` (the other hosts as this VM counts them now). */
@@ -356,70 +333,15 @@ export class PredictedLatencyPolicy extends Policy {
     reads.sentMs = host.nowMillis();
   }
 
-  /**
-   * Re-evaluates the held requests in deadline order: each goes once its pod has a free slot. The
-   * ones still on time go first; then the late ones take what slots are left.
-   */
-  private releaseHeld(now: f64): void {
-    for (let pass = 0; pass < 2; pass++) {
-      // The held requests kept so far in this pass, by the host they wait for (the plan).
-      const ahead = new Map<string, f64>();
-      this.passFree.clear();
-      let i = 0;
-      while (i < this.held.length) {
-        const h = this.held.entries[i];
-        if (pass == 1 && !h.late) { i++; continue; }
-        if (!h.r.port.enterAsync()) { this.dropHeld(i); continue; } // the client left
-        const heldMs = now - h.sinceMs;
-        if (heldMs < <f64>this.cfg.slo.holdMs && !this.anyFreeSlot(h, ahead)) {
-          this.plan(h, ahead);
-          i++;
-          continue;
-        }
-        const e = this.evaluate(h.r, h.c, h.reads, heldMs, h.terms, ahead);
-        if (e !== null && pass == 0 && e.unmet) { h.late = true; i++; continue; } // after the on-time ones
-        if (e !== null && this.mayHold(e, heldMs)) {
-          h.late = e.late;
-          h.host = h.c.hosts[e.at];
-          this.plan(h, ahead);
-          i++;
-          continue;
-        }
-        this.dropHeld(i);
-        h.r.port.finishAsync(e === null ? Verdict.Rejected : this.commit(h.r, h.c, h.reads, e, heldMs, h.terms));
-        if (e !== null) this.passFree.taken(h.r.pool, h.c.hosts[e.at], ahead);
-      }
-    }
-  }
-
-  /** A held request stays held: on time, it counts in the pass's plan for the host it waits for. */
-  private plan(h: HeldRequest, ahead: Map<string, f64>): void {
-    if (h.late) return;
-    countHost(ahead, h.host);
-    this.passFree.taken(h.r.pool, h.host, ahead);
-  }
-
-  private dropHeld(i: i32): void {
-    const h = this.held.removeAt(i);
-    this.services.heldStreams--;
-    this.services.stats.sloHoldEnded(host.nowMillis() - h.sinceMs);
-  }
-
   onTick(now: f64): void {
-    if (this.held.length == 0) return;
+    if (this.late.held.length == 0) return;
     // Other gateways' streams end too: while requests are held, the fleet's counts are read more often.
     this.runtime.inflight.tick(now, HOLD_COUNTS_MS);
-    this.releaseHeld(now);
+    this.late.release(now);
   }
 
   /** Replaced by a new configuration: the requests held go on at once, to the route's own balancing. */
-  retire(): void {
-    while (this.held.length > 0) {
-      const h = this.held.entries[0];
-      this.dropHeld(0);
-      h.r.port.resumePass();
-    }
-  }
+  retire(): void { this.late.retire(); }
 
   onResponseHeaders(r: LbRequest, status: i32): void {
     const k = changetype<usize>(r);
@@ -440,11 +362,10 @@ export class PredictedLatencyPolicy extends Policy {
   }
 
   onStreamDone(r: LbRequest): void {
-    const heldAt = this.held.indexOf(r);
-    if (heldAt >= 0) this.dropHeld(heldAt); // ended while held (client gone): never sent
+    this.late.forget(r); // ended while held (client gone): never sent
     this.learn(r);
     // A stream ended: a batch slot may have freed for a held request.
-    if (this.held.length > 0) this.releaseHeld(host.nowMillis());
+    if (this.late.held.length > 0) this.late.release(host.nowMillis());
   }
 
   private learn(r: LbRequest): void {

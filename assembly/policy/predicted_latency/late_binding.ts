@@ -1,0 +1,172 @@
+// predicted_latency's late binding (`sloHoldMs` > 0, with `modelBatchSlots`): the requests one VM
+// holds at the gateway instead of in a full pod's FCFS queue, and the passes that send them. A
+// pass (a stream of this VM ended, a tick, a refused lease) walks the held requests in deadline
+// order: a request with no candidate free (by the newest counts and the plan) stays as it is; the
+// others are evaluated again and sent once the pod chosen for them has a free slot; the ones no pod
+// can serve in time any more (late) go in a second pass, after the on-time ones. The plan: each
+// request kept held counts on the host it waits for, so the next ones are predicted behind it.
+// The predictions, the choice and the lease are the policy's (HeldJudge).
+// Failure behaviour: a client gone while held is dropped (nothing leased); after sloHoldMs a
+// request goes whatever happens; retired (a new configuration), held requests go on to the
+// route's own load balancing.
+import { Verdict } from "../../services/request/verdict";
+import { LbRequest } from "../../services/request/request";
+import { Services } from "../../services/services";
+import { CandidateSet } from "../../services/candidates/candidates";
+import { SloSettings } from "../../config/slo_settings";
+import * as host from "../../host/calls";
+import { isSloFit } from "./choose";
+import { Evaluation, RequestTerms } from "./evaluation";
+import { countHost, HeldRequest, HoldList } from "./hold";
+import { HostQueue, PassFree } from "./pass_free";
+import { PickReads } from "./pick_reads";
+
+/** What late binding asks of the policy for a held request. */
+export abstract class HeldJudge {
+  /** Predictions and choice for `h`, held `heldMs`, behind the plan `ahead` (null: shed, the stream told). */
+  abstract evaluate(h: HeldRequest, heldMs: f64, ahead: Map<string, f64>): Evaluation | null;
+  /** Sends `h` where `e` chose. */
+  abstract commit(h: HeldRequest, e: Evaluation, heldMs: f64): Verdict;
+  /** Whether a candidate of `h` has a free slot by its own read of the counts: 1 yes, 0 no, -1 its
+   *  read is older than the tracker's (the pass's free-host lists decide). */
+  abstract freeByOwnRead(h: HeldRequest, ahead: Map<string, f64>): i32;
+}
+
+export class LateBinding {
+  readonly held: HoldList = new HoldList();
+  /** During a pass: each candidate set's hosts with a free slot. */
+  private readonly passFree: PassFree;
+  /** A new configuration replaced this one (retire): nothing is held any more. */
+  private retired: bool = false;
+
+  constructor(private readonly cfg: SloSettings, private readonly services: Services, tracker: HostQueue,
+    private readonly judge: HeldJudge) {
+    this.passFree = new PassFree(tracker, <f64>cfg.batchSlots);
+  }
+
+  /** Whether late binding is configured. */
+  get on(): bool { return this.cfg.holdMs > 0 && this.cfg.batchSlots > 0; }
+
+  /** Held requests on time due no later than `deadlineMs`, by the host they wait for (null: none held). */
+  aheadOf(deadlineMs: f64): Map<string, f64> | null {
+    return this.held.length > 0 ? this.held.aheadOf(deadlineMs) : null;
+  }
+
+  /**
+   * Hold the request while the pod chosen for it has no free batch slot (every slot taken by the
+   * fleet's requests in flight there), the choice met its SLO, and it has been held less than
+   * sloHoldMs. A request no pod can serve in time any more is held only while no pod has a free
+   * slot (lateToFreeSlot).
+   */
+  mayHold(e: Evaluation, heldMs: f64): bool {
+    if (!this.on || heldMs >= <f64>this.cfg.holdMs) return false;
+    if (e.late) return true;
+    if (!isSloFit(e.choice.reason)) return false;
+    return e.inflight[e.at] >= <f64>this.cfg.batchSlots;
+  }
+
+  /** A new request: held when its evaluation calls for it and fewer than sloHoldMax are held
+   *  (beyond, it goes as without late binding). False: send it now. */
+  tryHold(r: LbRequest, c: CandidateSet, reads: PickReads, now: f64, terms: RequestTerms, e: Evaluation): bool {
+    if (<i64>this.held.length >= this.cfg.holdMax || !this.mayHold(e, 0)) return false;
+    const h = new HeldRequest(r, c, reads, now, terms);
+    h.late = e.late;
+    this.add(h, c.hosts[e.at]);
+    return true;
+  }
+
+  /** A request whose lease on a free slot was refused (another VM took the slot): held again, as
+   *  it was, and a pass runs (another pod may have room). False when retired: send it on. */
+  holdAgain(r: LbRequest, c: CandidateSet, reads: PickReads, sinceMs: f64, terms: RequestTerms, waitsFor: string): bool {
+    if (this.retired) return false;
+    this.add(new HeldRequest(r, c, reads, sinceMs, terms), waitsFor);
+    this.release(host.nowMillis());
+    return true;
+  }
+
+  private add(h: HeldRequest, waitsFor: string): void {
+    // What its evaluations need is in its terms and reads: the body (up to maxBodyBytes) goes.
+    h.r.body = null;
+    h.host = waitsFor;
+    this.held.add(h);
+    this.services.heldStreams++;
+    this.services.stats.sloHeld();
+  }
+
+  /**
+   * A pass: re-evaluates the held requests in deadline order, each goes once its pod has a free
+   * slot. The ones still on time go first; then the late ones take what slots are left.
+   */
+  release(now: f64): void {
+    for (let pass = 0; pass < 2; pass++) {
+      // The held requests kept so far in this pass, by the host they wait for (the plan).
+      const ahead = new Map<string, f64>();
+      this.passFree.clear();
+      let i = 0;
+      while (i < this.held.length) {
+        const h = this.held.entries[i];
+        if (pass == 1 && !h.late) { i++; continue; }
+        if (!h.r.port.enterAsync()) { this.drop(i); continue; } // the client left
+        const heldMs = now - h.sinceMs;
+        if (heldMs < <f64>this.cfg.holdMs && !this.anyFreeSlot(h, ahead)) {
+          this.plan(h, ahead);
+          i++;
+          continue;
+        }
+        const e = this.judge.evaluate(h, heldMs, ahead);
+        if (e !== null && pass == 0 && e.unmet) { h.late = true; i++; continue; } // after the on-time ones
+        if (e !== null && this.mayHold(e, heldMs)) {
+          h.late = e.late;
+          h.host = h.c.hosts[e.at];
+          this.plan(h, ahead);
+          i++;
+          continue;
+        }
+        this.drop(i);
+        h.r.port.finishAsync(e === null ? Verdict.Rejected : this.judge.commit(h, e, heldMs));
+        if (e !== null) this.passFree.taken(h.r.pool, h.c.hosts[e.at], ahead);
+      }
+    }
+  }
+
+  /**
+   * Whether any candidate of a held request has a free slot (by the newest counts and the plan).
+   * Without one it stays held as it is, unevaluated: it could go nowhere. A request judged by the
+   * tracker's counts (all but those picked since its last read) is checked against the pass's
+   * list of its candidate set's free hosts, so a pass over a long list (an overload) costs about
+   * one lookup per held request, not a prediction, nor a lookup per candidate.
+   */
+  private anyFreeSlot(h: HeldRequest, ahead: Map<string, f64>): bool {
+    const own = this.judge.freeByOwnRead(h, ahead);
+    return own < 0 ? this.passFree.any(h.r.pool, h.c, ahead) : own > 0;
+  }
+
+  /** A held request stays held: on time, it counts in the pass's plan for the host it waits for. */
+  private plan(h: HeldRequest, ahead: Map<string, f64>): void {
+    if (h.late) return;
+    countHost(ahead, h.host);
+    this.passFree.taken(h.r.pool, h.host, ahead);
+  }
+
+  private drop(i: i32): void {
+    const h = this.held.removeAt(i);
+    this.services.heldStreams--;
+    this.services.stats.sloHoldEnded(host.nowMillis() - h.sinceMs);
+  }
+
+  /** The stream ended while held (the client left): dropped, it was never sent. */
+  forget(r: LbRequest): void {
+    const at = this.held.indexOf(r);
+    if (at >= 0) this.drop(at);
+  }
+
+  /** Replaced by a new configuration: the requests held go on at once, to the route's own balancing. */
+  retire(): void {
+    this.retired = true;
+    while (this.held.length > 0) {
+      const h = this.held.entries[0];
+      this.drop(0);
+      h.r.port.resumePass();
+    }
+  }
+}

@@ -6,7 +6,7 @@
 // Compared: predicted_latency, endpoint_metrics (utilization scoring), prefix_cache.
 // Reports SLO attainment, goodput, TTFT/TPOT p50/p90 and predicted_latency's TTFT prediction error.
 // Run: npm run bench -- slo-hetero [--rate R] [--seconds S] [--seeds 11,12] [--policies a,b]
-// [--slo-config JSON] [--find-capacity] [--two-chunk-body] [--gateways G] [--tight-on-fast] [--wall]. Virtual time by default (simulated ms, seeded);
+// [--slo-config JSON] [--find-capacity] [--two-chunk-body] [--gateways G] [--tight-on-fast] [--wall [--workers W]]. Virtual time by default (simulated ms, seeded);
 // --tight-on-fast: a relaxation for the SLO bound: only the tight half, on the 2 fast pods alone.
 // --wall: the real local gateway, wall ms = simulated ms (timeScale 1), seed 11 only.
 import http from "node:http";
@@ -115,8 +115,8 @@ export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds
 }
 
 /** Wall clock through the real local gateway (the validation path; a loaded machine inflates it). */
-export async function runHetero(policy: PolicyName, rate: number, seconds: number, seed: number, lbConfig?: Record<string, unknown>): Promise<HeteroRow> {
-  const topo = await startTopology(HETERO_TOPOLOGY, policy, lbConfig);
+export async function runHetero(policy: PolicyName, rate: number, seconds: number, seed: number, lbConfig?: Record<string, unknown>, workers = 1): Promise<HeteroRow> {
+  const topo = await startTopology({ ...HETERO_TOPOLOGY, workers }, policy, lbConfig);
   try {
     for (const i of HETERO_FLEET.slowPods!) topo.pods[i].control.setSlowFactor(2);
     const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
@@ -158,6 +158,8 @@ export async function heteroMain(args: string[]): Promise<void> {
   const tokenChunks = !args.includes("--two-chunk-body");
   // --gateways G: requests round robin over G gateways sharing one Redis (virtual time only).
   const gateways = Number(arg(args, "--gateways", "1"));
+  // --workers W (wall only): the local gateway's worker threads, one plugin VM each (as Envoy's).
+  const workers = Number(arg(args, "--workers", "1"));
   const tightOnFast = args.includes("--tight-on-fast");
   if (args.includes("--find-capacity")) {
     for (const seed of arg(args, "--seeds", "11,12").split(",").map(Number)) {
@@ -173,13 +175,13 @@ export async function heteroMain(args: string[]): Promise<void> {
   // lb_config override for predicted_latency (and _hold), e.g. --slo-config '{"sloPick":"most_headroom"}'.
   // The engines run 4 batch slots (HETERO_FLEET): the model is told, as an operator would.
   const sloConfig = { modelBatchSlots: 4, ...JSON.parse(arg(args, "--slo-config", "{}")) as Record<string, unknown> };
-  console.log(`${wall ? "wall clock" : "virtual time"}, ${rate} req/s for ${seconds} s${wall ? "" : ` after ${WARM_SECONDS} s of warm-up, body ${tokenChunks ? "one chunk per token" : "in two chunks"}, ${gateways} gateway(s)`}${tightOnFast ? ", only the tight requests, on the 2 fast pods alone" : ""}`);
+  console.log(`${wall ? `wall clock, ${workers} worker(s)` : "virtual time"}, ${rate} req/s for ${seconds} s${wall ? "" : ` after ${WARM_SECONDS} s of warm-up, body ${tokenChunks ? "one chunk per token" : "in two chunks"}, ${gateways} gateway(s)`}${tightOnFast ? ", only the tight requests, on the 2 fast pods alone" : ""}`);
   console.log(`| policy | seed | requests | failed | SLO attainment | goodput (req/s) | TTFT p50 / p90 (ms) | TPOT p50 / p90 (ms) | TTFT prediction error p50 / p90 |`);
   console.log(`|---|---|---|---|---|---|---|---|---|`);
   for (const seed of wall ? [11] : seeds) {
     for (const p of policies) {
       const cfg = p.startsWith("predicted_latency") ? sloConfig : undefined;
-      const r = wall ? await runHetero(p, rate, seconds, seed, cfg) : await runHeteroVirtual(p, rate, seconds, seed, cfg, tokenChunks, gateways, tightOnFast);
+      const r = wall ? await runHetero(p, rate, seconds, seed, cfg, workers) : await runHeteroVirtual(p, rate, seconds, seed, cfg, tokenChunks, gateways, tightOnFast);
       const f = (v: number) => v.toFixed(1);
       console.log(`| ${r.policy} | ${seed} | ${r.requests} | ${r.failed} | ${(r.attainment * 100).toFixed(1)}% | ${r.goodput.toFixed(2)} | ${f(r.ttftP50)} / ${f(r.ttftP90)} | ${f(r.tpotP50)} / ${f(r.tpotP90)} | ${r.predErrP90 === null ? "-" : (r.predErrP50! * 100).toFixed(0) + "% / " + (r.predErrP90 * 100).toFixed(0) + "%"} |`);
     }

@@ -43,6 +43,22 @@ async function fullHost(extra: Record<string, unknown> = {}): Promise<{ h: TestH
   return { h, open: await fill(h) };
 }
 
+/** Two VMs on two one-slot pods, VM 0's tick read a minute apart: VM 0 learns the model, then VM 1
+ *  (another gateway, as far as VM 0 knows) fills both pods with a stream each. */
+async function filledByOtherVm(): Promise<{ h: TestHost; theirs: TestStream[] }> {
+  const h = t.host = await host({ configuration: sloConfig({ inflightRefreshMs: 60_000 }), redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(2) }, workers: 2 });
+  await teach(h, LOOSE);
+  const theirs: TestStream[] = [];
+  for (let i = 0; i < 2; i++) {
+    const { s } = postChat(h, CHAT_BODY, LOOSE, 1);
+    await h.redisIdle();
+    start(s);
+    theirs.push(s);
+  }
+  expect(new Set(theirs.map((s) => s.forwarded!.upstream.address)).size).toBe(2);
+  return { h, theirs };
+}
+
 describe("late binding (sloHoldMs)", () => {
   it("holds a request while its pod is full and sends it to the first pod whose slot frees", async () => {
     const { h, open } = await fullHost();
@@ -109,17 +125,7 @@ describe("late binding (sloHoldMs)", () => {
   });
 
   it("learns of another gateway's freed slot from the fleet's counts, read every 20 ms while it holds", async () => {
-    const h = t.host = await host({ configuration: sloConfig({ inflightRefreshMs: 60_000 }), redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(2) }, workers: 2 });
-    await teach(h, LOOSE); // VM 0 learns the model
-    // VM 1 (another gateway, as far as VM 0 knows) fills both pods.
-    const theirs: TestStream[] = [];
-    for (let i = 0; i < 2; i++) {
-      const { s } = postChat(h, CHAT_BODY, LOOSE, 1);
-      await h.redisIdle();
-      start(s);
-      theirs.push(s);
-    }
-    expect(new Set(theirs.map((s) => s.forwarded!.upstream.address)).size).toBe(2);
+    const { h, theirs } = await filledByOtherVm();
     const { s } = postChat(h, CHAT_BODY, LOOSE, 0);
     await h.redisIdle();
     expect(s.forwarded).toBeNull(); // the pick's own read of the counts saw both pods full
@@ -132,15 +138,7 @@ describe("late binding (sloHoldMs)", () => {
   });
 
   it("a slot another gateway took since this one's counts were read: Redis refuses the charge, the request stays held, then goes to a slot that really freed", async () => {
-    const h = t.host = await host({ configuration: sloConfig({ inflightRefreshMs: 60_000 }), redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(2) }, workers: 2 });
-    await teach(h, LOOSE);
-    const theirs: TestStream[] = [];
-    for (let i = 0; i < 2; i++) {
-      const { s } = postChat(h, CHAT_BODY, LOOSE, 1);
-      await h.redisIdle();
-      start(s);
-      theirs.push(s);
-    }
+    const { h, theirs } = await filledByOtherVm();
     const [a, b] = theirs.map((s) => s.forwarded!.upstream.address!);
     const { s } = postChat(h, CHAT_BODY, LOOSE, 0);
     await h.redisIdle();

@@ -43,19 +43,19 @@ async function fullHost(extra: Record<string, unknown> = {}): Promise<{ h: TestH
   return { h, open: await fill(h) };
 }
 
-/** Two VMs on two one-slot pods, VM 0's tick read a minute apart: VM 0 learns the model, then VM 1
- *  (another gateway, as far as VM 0 knows) fills both pods with a stream each. */
-async function filledByOtherVm(): Promise<{ h: TestHost; theirs: TestStream[] }> {
-  const h = t.host = await host({ configuration: sloConfig({ inflightRefreshMs: 60_000 }), redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(2) }, workers: 2 });
+/** Two VMs on one-slot pods, VM 0's tick read a minute apart: VM 0 learns the model, then VM 1
+ *  (another gateway, as far as VM 0 knows) fills every pod with a stream. */
+async function filledByOtherVm(pods = 2): Promise<{ h: TestHost; theirs: TestStream[] }> {
+  const h = t.host = await host({ configuration: sloConfig({ inflightRefreshMs: 60_000 }), redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(pods) }, workers: 2 });
   await teach(h, LOOSE);
   const theirs: TestStream[] = [];
-  for (let i = 0; i < 2; i++) {
+  for (let i = 0; i < pods; i++) {
     const { s } = postChat(h, CHAT_BODY, LOOSE, 1);
     await h.redisIdle();
     start(s);
     theirs.push(s);
   }
-  expect(new Set(theirs.map((s) => s.forwarded!.upstream.address)).size).toBe(2);
+  expect(new Set(theirs.map((s) => s.forwarded!.upstream.address)).size).toBe(pods);
   return { h, theirs };
 }
 
@@ -163,6 +163,24 @@ describe("late binding (sloHoldMs)", () => {
     expect(s.response.headers["x-llmlb-debug"]).toMatch(/held=\d/);
     expect(h.metric("llmlb_slo_held")).toBe(0);
     expect(await t.client.zscore(`${NS}:load`, b)).toBe("1");
+  });
+
+  it("counts a minute old on a pool over 64 candidates (no read with the pick): refused a few times, never leased on a full pod, held until a slot frees", async () => {
+    const { h, theirs } = await filledByOtherVm(65);
+    const loads = async () => (await t.client.zrange(`${NS}:load`, 0, -1, "WITHSCORES")).filter((_, i) => i % 2 === 1).map(Number);
+    const { s } = postChat(h, CHAT_BODY, LOOSE, 0); // VM 0 still counts the pods free
+    await h.redisIdle();
+    await advanceWithIo(h, 100, 10);
+    expect(s.forwarded).toBeNull();
+    const refused = h.metric("llmlb_slo_slot_refused_total") as number;
+    expect(refused).toBeGreaterThanOrEqual(1);
+    expect(refused).toBeLessThanOrEqual(3); // not a lease call per pod: held until the tracker reads again
+    expect(Math.max(...await loads())).toBe(1);
+    finish(theirs[5]);
+    await h.redisIdle();
+    await advanceWithIo(h, 60, 10);
+    expect(s.forwarded!.upstream.address).toBe(theirs[5].forwarded!.upstream.address);
+    expect(Math.max(...await loads())).toBe(1);
   });
 
   it("a late request (no pod can meet its SLO) leaves a pod's last free slot to on-time requests: it waits for a pod with two", async () => {

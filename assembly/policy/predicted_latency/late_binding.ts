@@ -75,12 +75,16 @@ export class LateBinding {
     return true;
   }
 
-  /** A request whose lease on a free slot was refused (another VM took the slot): held again, as
-   *  it was, and a pass runs (another pod may have room). False when retired: send it on. */
+  /**
+   * A request whose lease on a free slot was refused (another VM took the slot): held again, as
+   * it was, until the next pass (tick or stream end). Not a pass at once: the counts that showed
+   * the slot free may be stale for other hosts too (a pool of more than 64 candidates is counted
+   * by the tracker's read alone), and each attempt would cost a lease call; by the next tick or
+   * the one after, the tracker has read the counts again. False when retired: send it on.
+   */
   holdAgain(r: LbRequest, c: CandidateSet, reads: PickReads, sinceMs: f64, terms: RequestTerms, waitsFor: string): bool {
     if (this.retired) return false;
     this.add(new HeldRequest(r, c, reads, sinceMs, terms), waitsFor);
-    this.release(host.nowMillis());
     return true;
   }
 

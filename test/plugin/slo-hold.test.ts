@@ -14,6 +14,11 @@ const NS = `{llmlb:llm:${CLUSTER}}`;
 const LOOSE = { "x-slo-ttft-ms": "5000", "x-slo-tpot-ms": "1000" };
 const TIGHT = { "x-slo-ttft-ms": "3000", "x-slo-tpot-ms": "1000" };
 
+/** The fleet's count on each pod (Redis's load, in its order). */
+async function loads(): Promise<number[]> {
+  return (await t.client.zrange(`${NS}:load`, 0, -1, "WITHSCORES")).filter((_, i) => i % 2 === 1).map(Number);
+}
+
 function sloConfig(extra: Record<string, unknown> = {}): object {
   return {
     lb_policy: "predicted_latency",
@@ -119,8 +124,7 @@ describe("late binding (sloHoldMs)", () => {
     finish(open[1]);
     await h.redisIdle();
     expect(s.forwarded).toBeNull();
-    const load = await t.client.zrange(`${NS}:load`, 0, -1, "WITHSCORES");
-    expect(load.filter((_, i) => i % 2 === 1).map(Number)).toEqual([0, 0]);
+    expect(await loads()).toEqual([0, 0]);
     expect(h.vms.every((vm) => !vm.failed)).toBe(true);
   });
 
@@ -167,7 +171,6 @@ describe("late binding (sloHoldMs)", () => {
 
   it("counts a minute old on a pool over 64 candidates (no read with the pick): refused a few times, never leased on a full pod, held until a slot frees", async () => {
     const { h, theirs } = await filledByOtherVm(65);
-    const loads = async () => (await t.client.zrange(`${NS}:load`, 0, -1, "WITHSCORES")).filter((_, i) => i % 2 === 1).map(Number);
     const { s } = postChat(h, CHAT_BODY, LOOSE, 0); // VM 0 still counts the pods free
     await h.redisIdle();
     await advanceWithIo(h, 100, 10);

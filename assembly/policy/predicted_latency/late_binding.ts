@@ -47,6 +47,9 @@ export class LateBinding {
   /** Whether late binding is configured. */
   get on(): bool { return this.cfg.holdMs > 0 && this.cfg.batchSlots > 0; }
 
+  /** Whether a request held `heldMs` so far may be held on (late binding on, sloHoldMs not up). */
+  canHold(heldMs: f64): bool { return this.on && heldMs < <f64>this.cfg.holdMs; }
+
   /** Held requests on time due no later than `deadlineMs`, by the host they wait for (null: none held). */
   aheadOf(deadlineMs: f64): Map<string, f64> | null {
     return this.held.length > 0 ? this.held.aheadOf(deadlineMs) : null;
@@ -59,7 +62,7 @@ export class LateBinding {
    * slot (lateToFreeSlot).
    */
   mayHold(e: Evaluation, heldMs: f64): bool {
-    if (!this.on || heldMs >= <f64>this.cfg.holdMs) return false;
+    if (!this.canHold(heldMs)) return false;
     if (e.late) return true;
     if (!isSloFit(e.choice.reason)) return false;
     return e.inflight[e.at] >= <f64>this.cfg.batchSlots;
@@ -82,9 +85,9 @@ export class LateBinding {
    * by the tracker's read alone), and each attempt would cost a lease call; by the next tick or
    * the one after, the tracker has read the counts again. False when retired: send it on.
    */
-  holdAgain(r: LbRequest, c: CandidateSet, reads: PickReads, sinceMs: f64, terms: RequestTerms, waitsFor: string): bool {
+  holdAgain(h: HeldRequest): bool {
     if (this.retired) return false;
-    this.add(new HeldRequest(r, c, reads, sinceMs, terms), waitsFor);
+    this.add(h, h.host);
     return true;
   }
 

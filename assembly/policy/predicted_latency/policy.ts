@@ -57,11 +57,11 @@ function planned(ahead: Map<string, f64> | null, address: string): f64 {
 /** How old the fleet's counts may get while requests are held (the tracker's read, every tick at most). */
 const HOLD_COUNTS_MS: f64 = 20;
 
-/** Redis refused a charge made on the condition of a free slot (another VM took it first). */
+/** Redis refused a charge made on the condition of a free slot (another VM took it first): `held`
+ *  is the request as it would be held again (arrival, terms, reads; `host` the refused one). */
 class SlotRefused extends ChargeRefused {
-  constructor(public policy: PredictedLatencyPolicy, public c: CandidateSet, public reads: PickReads, public sinceMs: f64,
-    public terms: RequestTerms, public host: string) { super(); }
-  onFull(r: LbRequest, load: f64): void { this.policy.holdAgain(r, this, load); }
+  constructor(public policy: PredictedLatencyPolicy, public held: HeldRequest) { super(); }
+  onFull(_r: LbRequest, load: f64): void { this.policy.holdAgain(this.held, load); }
 }
 
 /** Late binding's view of the policy (predictions, choice, lease of a held request). */
@@ -285,52 +285,62 @@ export class PredictedLatencyPolicy extends Policy {
     // The TTFT reported is the client's as predicted now: the time held plus the pod's.
     const reason = "predicted_latency:" + e.choice.reason + ":ttft=" + fmt(heldMs + e.ttft[at]) + ":tpot=" + fmt(e.tpot[at]) + ":q=" + fmt(e.inflight[at])
       + ":wait=" + fmt(e.wait[at]) + (heldMs > 0 ? ":held=" + fmt(heldMs) : "");
-    const s = this.cfg.slo;
-    const slots = <i64>s.batchSlots;
-    if (!this.late.on || heldMs >= <f64>s.holdMs || e.inflight[at] >= <f64>slots || this.cfg.costMode != "count") {
+    const slots = <i64>this.cfg.slo.batchSlots;
+    if (!this.late.canHold(heldMs) || e.inflight[at] >= <f64>slots || this.cfg.costMode != "count") {
       return this.services.accounting.acquireHost(r, c, chosen, reason);
     }
     const limit = r.limit > 0 && r.limit < slots ? r.limit : slots;
-    return this.services.accounting.acquireHost(r, c, chosen, reason, limit, new SlotRefused(this, c, reads, now - heldMs, t, chosen));
+    const again = new HeldRequest(r, c, reads, now - heldMs, t);
+    again.host = chosen;
+    return this.services.accounting.acquireHost(r, c, chosen, reason, limit, new SlotRefused(this, again));
   }
 
   /**
-   * A charge on the condition of a free slot was refused (Redis counts `load` on the host): the
+   * A charge on the condition of a free slot was refused (Redis counts `load` on `h.host`): the
    * request is held again, as it was (its arrival, terms and reads), with the host's count from the
    * refusal in its reads so that it does not go there again before a newer read. Its open stream
-   * and pick are undone. The stream stayed paused; the held requests are evaluated again at once
-   * (another pod may have a free slot).
+   * and pick are undone. The stream stayed paused; it waits for the next pass (late_binding.ts).
    */
-  holdAgain(r: LbRequest, f: SlotRefused, load: f64): void {
-    const k = changetype<usize>(r);
-    if (this.observations.has(k)) {
-      this.store.of(r.pool).streams.remove(this.observations.get(k));
-      this.observations.delete(k);
-    }
-    this.runtime.inflight.noteRelease(r.pool, f.host, <f64>r.cost);
+  holdAgain(h: HeldRequest, load: f64): void {
+    const r = h.r;
+    this.takeStream(r);
+    this.runtime.inflight.noteRelease(r.pool, h.host, <f64>r.cost);
     this.services.stats.sloSlotRefused();
-    this.noteRefusedCount(r.pool, f.c, f.reads, f.host, load);
+    this.noteRefusedCount(h, load);
     // Replaced by a new configuration meanwhile: as the requests it held then, to the route's own balancing.
-    if (!this.late.holdAgain(r, f.c, f.reads, f.sinceMs, f.terms, f.host)) r.port.resumePass();
+    if (!this.late.holdAgain(h)) r.port.resumePass();
   }
 
-  /** The reads now say what the refusal said of `address` (the other hosts as this VM counts them now). */
-  private noteRefusedCount(pool: Pool | null, c: CandidateSet, reads: PickReads, address: string, load: f64): void {
+  /** The reads of `h` now say what the refusal said of `h.host` (the other hosts as this VM counts
+   *  them now, without the plan), as a read made now. */
+  private noteRefusedCount(h: HeldRequest, load: f64): void {
+    const pool = h.r.pool;
     if (pool === null) return;
-    const inflight = this.runtime.inflight;
+    const reads = h.reads;
+    const c = h.c;
     const local = this.services.accounting.local;
     const counts = new Array<f64>(c.size);
     const net = new Array<f64>(c.size);
     const fresh = this.freshCounts(pool, reads);
     for (let i = 0; i < c.size; i++) {
       const a = c.hosts[i];
-      net[i] = inflight.net(pool, a);
-      counts[i] = fresh !== null ? fresh[i] + net[i] - reads.netAtSend[i] : inflight.inflight(pool, a, local) - <f64>local.load(a);
-      if (a == address) counts[i] = isFinite(load) && load >= 0 ? load : <f64>this.cfg.slo.batchSlots;
+      counts[i] = a == h.host ? (isFinite(load) && load >= 0 ? load : <f64>this.cfg.slo.batchSlots)
+        : this.queueAt(pool, c, i, reads, fresh, null) - <f64>local.load(a);
+      net[i] = this.runtime.inflight.net(pool, a);
     }
     reads.counts = counts;
     reads.netAtSend = net;
     reads.sentMs = host.nowMillis();
+  }
+
+  /** The open stream of `r` (its observation), taken off the pool's streams; null: none. */
+  private takeStream(r: LbRequest): OpenStream | null {
+    const k = changetype<usize>(r);
+    if (!this.observations.has(k)) return null;
+    const o = this.observations.get(k);
+    this.observations.delete(k);
+    this.store.of(r.pool).streams.remove(o);
+    return o;
   }
 
   onTick(now: f64): void {
@@ -369,12 +379,10 @@ export class PredictedLatencyPolicy extends Policy {
   }
 
   private learn(r: LbRequest): void {
-    const k = changetype<usize>(r);
-    if (!this.observations.has(k)) return;
-    const o = this.observations.get(k);
-    this.observations.delete(k);
+    const taken = this.takeStream(r);
+    if (taken === null) return;
+    const o = taken!;
     const model = this.store.of(r.pool);
-    model.streams.remove(o);
     if (o.status != 200 || o.endMs == 0 || o.firstMs == 0 || r.pickedAtMs <= 0) return;
     const tokens = <f64>o.tally.tokens();
     let ttftY: f64 = -1;

@@ -17,7 +17,7 @@ export {
   proxy_on_vm_start, proxy_validate_configuration, proxy_on_configure, proxy_on_tick,
   proxy_on_request_headers, proxy_on_request_body, proxy_on_request_trailers,
   proxy_on_response_headers, proxy_on_response_body, proxy_on_response_trailers,
-  proxy_on_http_call_response, proxy_on_queue_ready,
+  proxy_on_http_call_response,
 } from "@solo-io/proxy-runtime/assembly/exports";
 
 /** Contexts created and not yet deleted (root and stream). */
@@ -47,6 +47,12 @@ export function proxy_abi_version_0_2_100(): void {}
 export function proxy_on_redis_call_response(rootContextId: u32, token: u32, status: u32, responseSize: u32): void {
   if (!roots.has(rootContextId)) return;
   roots.get(rootContextId).onRedisResponse(token, status, responseSize);
+}
+
+/** A shared queue's items (a sibling VM's wake): only for a live root (the SDK's lookup of a gone one aborts). */
+export function proxy_on_queue_ready(rootContextId: u32, token: u32): void {
+  if (!roots.has(rootContextId)) return;
+  roots.get(rootContextId).onQueueReady(token);
 }
 
 registerRootContext((id: u32): RootContext => new LbRoot(id) as RootContext, "");

@@ -2,7 +2,7 @@
 import { ConfigReader } from "./reader";
 
 export const SLO_KEYS: string[] = ["sloTtftMs", "sloTpotMs", "sloTtftHeader", "sloTpotHeader", "sloPick",
-  "sloExploration", "modelDecay", "modelRidge", "modelRefreshMs", "expectedOutputTokens", "modelBatchSlots", "sloQueueMargin", "sloHoldMs", "sloHoldMax"];
+  "sloExploration", "modelDecay", "modelRidge", "modelRefreshMs", "expectedOutputTokens", "modelBatchSlots", "sloQueueMargin", "sloHoldMs", "sloHoldMax", "sloShareWorkers"];
 
 export const SLO_PICK_BEST_FIT = "best_fit";
 export const SLO_PICK_MOST_HEADROOM = "most_headroom";
@@ -32,6 +32,8 @@ export class SloSettings {
   holdMs: i64 = 0;
   /** Late binding: requests held at once per VM at most (beyond, a request goes as without). */
   holdMax: i64 = 512;
+  /** The worker VMs of one Envoy see each other's open streams (shared data), not averages. */
+  shareWorkers: bool = true;
 }
 
 export function parseSloSettings(r: ConfigReader): SloSettings {
@@ -50,6 +52,7 @@ export function parseSloSettings(r: ConfigReader): SloSettings {
   s.queueMargin = r.num("sloQueueMargin", 2.0, 0.0, 100.0);
   s.holdMs = r.int("sloHoldMs", 0, 0, 600000);
   s.holdMax = r.int("sloHoldMax", 512, 1, 100000);
+  s.shareWorkers = r.bool("sloShareWorkers", true);
   // Holding waits for a pod's free batch slot: without the slots known there is none to wait for.
   if (s.holdMs > 0 && s.batchSlots == 0) r.errors.add(r.key("sloHoldMs") + " needs " + r.key("modelBatchSlots") + " (the engines' batch slots, vLLM max_num_seqs)");
   return s;

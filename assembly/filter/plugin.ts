@@ -150,12 +150,13 @@ export class Plugin {
   tick(now: f64): void {
     const clients = this.clients.values();
     for (let i = 0; i < clients.length; i++) clients[i].expireWaits(now);
-    if (this.services.heldStreams > 0) {
+    // Short ticks (picks waiting) only expire deadlines; the rest runs at the configured period.
+    const full = now - this.lastFullTickMs >= <f64>this.baseTickMs * 0.9;
+    if (this.services.heldStreams > 0 || full) {
       const policies = this.policies.values();
       for (let i = 0; i < policies.length; i++) policies[i].onTick(now);
     }
-    // Short ticks (picks waiting) only expire deadlines; the rest runs at the configured period.
-    if (now - this.lastFullTickMs >= <f64>this.baseTickMs * 0.9) {
+    if (full) {
       this.lastFullTickMs = now;
       this.fullTick(now);
     }
@@ -170,6 +171,13 @@ export class Plugin {
     const mr = this.services.metricsRuntimeIfAny();
     if (mr !== null) mr.onTick(now);
     this.services.queue.tick(now);
+  }
+
+  /** proxy_on_queue_ready: a sibling VM woke a policy (predicted_latency's worker wake). */
+  onQueueReady(token: u32, now: f64): void {
+    const policies = this.policies.values();
+    for (let i = 0; i < policies.length; i++) if (policies[i].onQueueReady(token, now)) break;
+    this.adjustTick(now);
   }
 
   /** An http-call answer for endpoint_metrics' scraper; false when the token is not ours. */

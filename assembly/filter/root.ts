@@ -53,6 +53,9 @@ export class LbRoot extends RootContext {
 
   onRedisResponse(token: u32, status: u32, size: u32): void { this.plugin.onRedisResponse(token, status, size); }
 
+  /** A shared queue of this root has items (a sibling VM's wake). */
+  onQueueReady(token: u32): void { this.plugin.onQueueReady(token, host.nowMillis()); }
+
   /**
    * A configuration update replaces this root with a new one on the same VM; once its streams
    * have ended Envoy deletes it (host-test/README.md row 9): forget it, so nothing leaks.

@@ -179,6 +179,34 @@ export function setSharedData(key: string, value: ArrayBuffer, cas: u32): u32 {
   return raw.proxy_set_shared_data(changetype<usize>(k), k.byteLength, changetype<usize>(value), value.byteLength, cas);
 }
 
+// ---- shared queues (cpp-host src/shared_queue.cc) ------------------------------------------
+/** Registers (or re-binds to this root context) the queue `name` of this VM's vm_id; its
+ *  proxy_on_queue_ready comes to the registering root context. 0 when refused. */
+export function registerSharedQueue(name: string): u32 {
+  const n = utf8(name);
+  out.word = 0;
+  const st = raw.proxy_register_shared_queue(changetype<usize>(n), n.byteLength, OUT_WORD);
+  return st == Status.Ok ? out.word : 0;
+}
+/** The token of the queue `name` of this plugin's vm_id (empty vm_id: the caller's); 0 when none. */
+export function resolveSharedQueue(name: string): u32 {
+  const v = utf8("");
+  const n = utf8(name);
+  out.word = 0;
+  const st = raw.proxy_resolve_shared_queue(changetype<usize>(v), 0, changetype<usize>(n), n.byteLength, OUT_WORD);
+  return st == Status.Ok ? out.word : 0;
+}
+export function enqueueSharedQueue(token: u32, data: ArrayBuffer): u32 {
+  return raw.proxy_enqueue_shared_queue(token, changetype<usize>(data), data.byteLength);
+}
+/** One item off the queue; null when it is empty (or gone). */
+export function dequeueSharedQueue(token: u32): ArrayBuffer | null {
+  resetOut();
+  const st = raw.proxy_dequeue_shared_queue(token, OUT_PTR, OUT_SIZE);
+  if (st != Status.Ok) { takeOut(); return null; }
+  return takeOut();
+}
+
 // ---- outbound calls ------------------------------------------------------------------------
 export class CallStart {
   constructor(public status: u32, public token: u32) {}

@@ -32,8 +32,11 @@ export abstract class Policy {
 
   onStreamDone(_r: LbRequest): void {}
 
-  /** Every tick while Services.heldStreams > 0 (requests a policy holds itself). */
+  /** Every tick while Services.heldStreams > 0 (requests a policy holds itself), and every full tick. */
   onTick(_now: f64): void {}
+
+  /** proxy_on_queue_ready for a shared queue: true when `token` is this policy's. */
+  onQueueReady(_token: u32, _now: f64): bool { return false; }
 
   /** A new configuration replaces this policy: let go of any request it holds. */
   retire(): void {}

@@ -4,7 +4,9 @@
 //  - a stream end (one slot frees: one held request goes, the rest are checked again),
 // each timed as the wall-clock µs of the facade call that runs it (the plugin's Wasm plus the
 // host calls it makes; Redis replies excluded: the facade call returns before they come).
-// Run: npx tsx bench/micro/hold-pass.ts [pods=64] [held=512] [wasm=build/ai-load-balancer.wasm]
+// With W workers (one Envoy, W VMs: requests spread over them, sloShareWorkers on) each call runs
+// every VM's part (the tick: each VM's pass, reading and writing its record for its siblings).
+// Run: npx tsx bench/micro/hold-pass.ts [pods=64] [held=512] [wasm=build/ai-load-balancer.wasm] [workers=1]
 import { startRedis } from "../../host-test/redis-server.js";
 import { TestHost, type TestStream } from "../../host-test/facade/index.js";
 import { finishSse, startSse, teachSse } from "../../host-test/facade/sse-answers.js";
@@ -21,10 +23,10 @@ function post(h: TestHost): TestStream {
 
 const usOf = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1000;
 
-export async function runHoldPass(pods: number, held: number, wasm: string): Promise<{ tick: number; streamEnd: number; held: number }> {
+export async function runHoldPass(pods: number, held: number, wasm: string, workers = 1): Promise<{ tick: number; streamEnd: number; held: number }> {
   const redis = await startRedis();
   const h = await TestHost.create({
-    wasm, logLevel: "critical", redis: { url: redis.url },
+    wasm, logLevel: "critical", redis: { url: redis.url }, workers,
     clusters: { [CLUSTER]: Array.from({ length: pods }, (_, i) => ({ address: `10.0.${i >> 8}.${i & 255}:8000` })) },
     configuration: { lb_policy: "predicted_latency", lb_config: {
       serviceFQDN: "redis.static", servicePort: 6379, timeout: 500, modelBatchSlots: 1, sloHoldMs: 600000, ...(held > 512 ? { sloHoldMax: held } : {}),
@@ -66,7 +68,7 @@ export async function runHoldPass(pods: number, held: number, wasm: string): Pro
 }
 
 if (process.argv[1]?.endsWith("hold-pass.ts")) {
-  const [pods, held, wasm] = [Number(process.argv[2] ?? 64), Number(process.argv[3] ?? 512), process.argv[4] ?? "build/ai-load-balancer.wasm"];
-  const r = await runHoldPass(pods, held, wasm);
-  console.log(`| ${pods} | ${r.held} | ${r.tick.toFixed(0)} | ${r.streamEnd.toFixed(0)} | ${wasm} |`);
+  const [pods, held, wasm, workers] = [Number(process.argv[2] ?? 64), Number(process.argv[3] ?? 512), process.argv[4] ?? "build/ai-load-balancer.wasm", Number(process.argv[5] ?? 1)];
+  const r = await runHoldPass(pods, held, wasm, workers);
+  console.log(`| ${pods} | ${r.held} | ${workers} | ${r.tick.toFixed(0)} | ${r.streamEnd.toFixed(0)} | ${wasm} |`);
 }

@@ -61,13 +61,14 @@ export const soakMemory: CustomScenario = {
 export const holdPass: CustomScenario = {
   kind: "custom",
   name: "hold-pass",
-  description: "late binding under an overload: µs of a tick pass and of a stream end with H requests held on P full one-slot pods (args: [pods=64] [held=512] [wasm]).",
+  description: "late binding under an overload: µs of a tick pass and of a stream end with H requests held on P full one-slot pods, over W worker VMs of one Envoy (args: [pods=64] [held=512] [wasm] [workers=1]).",
   async run(args) {
     const { runHoldPass } = await import("../micro/hold-pass.js");
     const pods = positiveInt("hold-pass", args[0], 64);
     const held = positiveInt("hold-pass", args[1], 512);
-    const r = await runHoldPass(pods, held, args[2] ?? "build/ai-load-balancer.wasm");
-    console.log(`| pods | held | tick pass µs (median of 50) | stream end µs (median of 50) |\n|---|---|---|---|\n| ${pods} | ${r.held} | ${r.tick.toFixed(0)} | ${r.streamEnd.toFixed(0)} |`);
+    const workers = positiveInt("hold-pass", args[3], 1);
+    const r = await runHoldPass(pods, held, args[2] ?? "build/ai-load-balancer.wasm", workers);
+    console.log(`| pods | held | workers | tick pass µs (median of 50) | stream end µs (median of 50) |\n|---|---|---|---|---|\n| ${pods} | ${r.held} | ${workers} | ${r.tick.toFixed(0)} | ${r.streamEnd.toFixed(0)} |`);
   },
 };
 

@@ -49,6 +49,8 @@ export interface SloRunOptions {
   jobs: SloJob[];
   seed: number;
   gateways?: number;
+  /** Worker VMs per gateway (one Envoy's worker threads: they share its shared data). */
+  workers?: number;
   drainMs?: number;
   /** Response bodies to the plugin one chunk per token (default true: as Envoy streams them); false: first token, then the rest at the end. */
   tokenChunks?: boolean;
@@ -83,7 +85,7 @@ export async function runSloJobs(o: SloRunOptions): Promise<SloRun> {
       const base = policy.plugin && redis ? policy.plugin(redis.port) : null;
       const pluginConfig = base && o.lbConfig ? { ...base, lb_config: { ...(base.lb_config as Record<string, unknown>), ...o.lbConfig } } : base;
       for (let g = 0; g < (o.gateways ?? 1); g++) {
-        gateways.push(await VirtualGateway.create({ index: g, clock, fleet, redis: link, clusterLb: policy.clusterLb, pluginConfig, wasm: wasmCache, workers: 1, seed: o.seed, tokenChunks: o.tokenChunks ?? true }));
+        gateways.push(await VirtualGateway.create({ index: g, clock, fleet, redis: link, clusterLb: policy.clusterLb, pluginConfig, wasm: wasmCache, workers: o.workers ?? 1, seed: o.seed, tokenChunks: o.tokenChunks ?? true }));
       }
     }
     const outcomes = new Array<VirtualOutcome>(o.jobs.length);

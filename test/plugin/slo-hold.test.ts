@@ -49,9 +49,10 @@ async function fullHost(extra: Record<string, unknown> = {}): Promise<{ h: TestH
 }
 
 /** Two VMs on one-slot pods, VM 0's tick read a minute apart: VM 0 learns the model, then VM 1
- *  (another gateway, as far as VM 0 knows) fills every pod with a stream. */
+ *  fills every pod with a stream. sloShareWorkers false: VM 1 is another gateway (another Envoy),
+ *  known to VM 0 by the fleet's counts only (slo-workers.test.ts: two workers of one Envoy). */
 async function filledByOtherVm(pods = 2): Promise<{ h: TestHost; theirs: TestStream[] }> {
-  const h = t.host = await host({ configuration: sloConfig({ inflightRefreshMs: 60_000 }), redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(pods) }, workers: 2 });
+  const h = t.host = await host({ configuration: sloConfig({ inflightRefreshMs: 60_000, sloShareWorkers: false }), redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(pods) }, workers: 2 });
   await teach(h, LOOSE);
   const theirs: TestStream[] = [];
   for (let i = 0; i < pods; i++) {

@@ -20,6 +20,7 @@ import { Evaluation, RequestTerms } from "./evaluation";
 import { countHost, HeldRequest, HoldList } from "./hold";
 import { HostQueue, PassFree } from "./pass_free";
 import { PickReads } from "./pick_reads";
+import { SiblingHolds } from "./sibling_streams";
 
 /** What late binding asks of the policy for a held request. */
 export abstract class HeldJudge {
@@ -30,6 +31,8 @@ export abstract class HeldJudge {
   /** Whether a candidate of `h` has a free slot by its own read of the counts: 1 yes, 0 no, -1 its
    *  read is older than the tracker's (the pass's free-host lists decide). */
   abstract freeByOwnRead(h: HeldRequest, ahead: Map<string, f64>): i32;
+  /** The sibling VMs' held requests on time, by deadline (null: none, or not shared). */
+  abstract siblingHolds(): SiblingHolds | null;
 }
 
 export class LateBinding {
@@ -50,9 +53,17 @@ export class LateBinding {
   /** Whether a request held `heldMs` so far may be held on (late binding on, sloHoldMs not up). */
   canHold(heldMs: f64): bool { return this.on && heldMs < <f64>this.cfg.holdMs; }
 
-  /** Held requests on time due no later than `deadlineMs`, by the host they wait for (null: none held). */
+  /** Held requests on time due no later than `deadlineMs` (this VM's, and its siblings' due
+   *  earlier), by the host they wait for (null: none held). */
   aheadOf(deadlineMs: f64): Map<string, f64> | null {
-    return this.held.length > 0 ? this.held.aheadOf(deadlineMs) : null;
+    let out: Map<string, f64> | null = this.held.length > 0 ? this.held.aheadOf(deadlineMs) : null;
+    const sib = this.judge.siblingHolds();
+    if (sib === null) return out;
+    for (let j = 0; j < sib.length && sib.deadlines[j] < deadlineMs; j++) {
+      if (out === null) out = new Map<string, f64>();
+      countHost(out!, sib.hosts[j]);
+    }
+    return out;
   }
 
   /**
@@ -105,13 +116,21 @@ export class LateBinding {
    * slot. The ones still on time go first; then the late ones take what slots are left.
    */
   release(now: f64): void {
+    // The sibling VMs' held requests on time: each counts in the plan before this VM's due later
+    // (one deadline order across the workers of an Envoy, as one VM's own).
+    const sib = this.judge.siblingHolds();
+    const nSib = sib !== null ? sib.length : 0;
     for (let pass = 0; pass < 2; pass++) {
       // The held requests kept so far in this pass, by the host they wait for (the plan).
       const ahead = new Map<string, f64>();
       this.passFree.clear();
+      let j = 0;
       let i = 0;
       while (i < this.held.length) {
         const h = this.held.entries[i];
+        // Pass 1 (the late ones): every sibling's request on time is ahead.
+        const before = pass == 1 ? Infinity : h.deadlineMs;
+        for (; j < nSib && sib!.deadlines[j] < before; j++) this.planSibling(sib!, j, ahead);
         if (pass == 1 && !h.late) { i++; continue; }
         if (!h.r.port.enterAsync()) { this.drop(i); continue; } // the client left
         const heldMs = now - h.sinceMs;
@@ -146,6 +165,12 @@ export class LateBinding {
   private anyFreeSlot(h: HeldRequest, ahead: Map<string, f64>): bool {
     const own = this.judge.freeByOwnRead(h, ahead);
     return own < 0 ? this.passFree.any(h.r.pool, h.c, ahead) : own > 0;
+  }
+
+  /** A sibling's held request on time counts in the pass's plan for the host it waits for. */
+  private planSibling(sib: SiblingHolds, j: i32, ahead: Map<string, f64>): void {
+    countHost(ahead, sib.hosts[j]);
+    this.passFree.taken(sib.pools[j], sib.hosts[j], ahead);
   }
 
   /** A held request stays held: on time, it counts in the pass's plan for the host it waits for. */

@@ -11,6 +11,7 @@
 // Failure behaviour: none on the request path (no throw; a missing entry is a no-op).
 import { ResponseTally } from "./response_scan";
 import { remainingDecode, slotWait } from "./slot_wait";
+import { SiblingStream } from "./sibling_streams";
 
 /** Weight of the newest finished stream in a host's mean decode time. */
 const DECODE_ALPHA: f64 = 0.1;
@@ -26,12 +27,14 @@ class CachedWait {
   version: i32 = 0;
   at: f64 = -1e18;
   waitVersion: i32 = -1;
+  waitSibVersion: i32 = -1;
   fleetInflight: f64 = 0;
   slots: i32 = 0;
   tpot: f64 = 0;
   wait: f64 = 0;
   prefillAt: f64 = -1e18;
   prefillVersion: i32 = -1;
+  prefillSibVersion: i32 = -1;
   prefill: f64 = 0;
 }
 
@@ -56,6 +59,10 @@ export class OpenStreams {
   private pendingService: f64[] = new Array<f64>(0);
   private slotTimes: f64[] = new Array<f64>(0);
   private cached: Map<string, CachedWait> = new Map();
+  private sibBusy: f64[] = new Array<f64>(0);
+
+  /** This VM's open streams, by host (what sibling_streams.ts publishes). */
+  lists(): OpenStream[][] { return this.byHost.values(); }
 
   add(s: OpenStream): void {
     if (!this.byHost.has(s.address)) this.byHost.set(s.address, new Array<OpenStream>(0));
@@ -83,19 +90,23 @@ export class OpenStreams {
     }
   }
 
-  /** Uncached prompt tokens of this VM's streams on `address` not started yet (prefill ahead).
-   *  With `now` (>= 0), reused within WAIT_REUSE_MS while the set of streams is the same. */
-  prefillAhead(address: string, now: f64 = -1): f64 {
-    if (!this.byHost.has(address)) return 0;
+  /** Uncached prompt tokens of the streams on `address` not started yet (prefill ahead): this
+   *  VM's and its siblings' (`sib`, as of `sibVersion`). With `now` (>= 0), reused within
+   *  WAIT_REUSE_MS while the streams are the same. */
+  prefillAhead(address: string, now: f64 = -1, sib: SiblingStream[] | null = null, sibVersion: i32 = 0): f64 {
+    if (!this.byHost.has(address) && sib === null) return 0;
     const c = now >= 0 ? this.cacheOf(address) : null;
     if (c !== null) {
       const age = now - c.prefillAt;
-      if (age >= 0 && age < WAIT_REUSE_MS && c.prefillVersion == c.version) return c.prefill;
+      if (age >= 0 && age < WAIT_REUSE_MS && c.prefillVersion == c.version && c.prefillSibVersion == sibVersion) return c.prefill;
     }
-    const list = this.byHost.get(address);
     let t: f64 = 0;
-    for (let i = 0; i < list.length; i++) if (list[i].firstMs == 0) t += list[i].uncached;
-    if (c !== null) { c.prefillAt = now; c.prefillVersion = c.version; c.prefill = t; }
+    if (this.byHost.has(address)) {
+      const list = this.byHost.get(address);
+      for (let i = 0; i < list.length; i++) if (list[i].firstMs == 0) t += list[i].uncached;
+    }
+    if (sib !== null) for (let i = 0; i < sib.length; i++) if (sib[i].firstMs == 0) t += sib[i].uncached;
+    if (c !== null) { c.prefillAt = now; c.prefillVersion = c.version; c.prefillSibVersion = sibVersion; c.prefill = t; }
     return t;
   }
 
@@ -112,31 +123,41 @@ export class OpenStreams {
   }
 
   /**
-   * Predicted ms until a batch slot frees on `address` for a new request: this VM's streams there
-   * plus (fleet in flight - this VM's) average streams of other gateways. `tpot`: the host's
-   * predicted TPOT at a full batch; `baseTtft`: its predicted TTFT without a wait (a queued
-   * stream's prefill); `fallbackTokens`: output tokens of an unknown stream before any finished.
+   * Predicted ms until a batch slot frees on `address` for a new request: this VM's streams there,
+   * the sibling VMs' (`sib`, as of `sibVersion`), and the rest of the fleet's in flight as average
+   * streams of other gateways. `tpot`: the host's predicted TPOT at a full batch; `baseTtft`: its
+   * predicted TTFT without a wait (a queued stream's prefill); `fallbackTokens`: output tokens of
+   * an unknown stream before any finished.
    */
-  waitFor(address: string, fleetInflight: f64, slots: i32, tpot: f64, baseTtft: f64, fallbackTokens: f64, now: f64): f64 {
+  waitFor(address: string, fleetInflight: f64, slots: i32, tpot: f64, baseTtft: f64, fallbackTokens: f64, now: f64,
+    sib: SiblingStream[] | null = null, sibVersion: i32 = 0): f64 {
     if (slots <= 0 || !(tpot > 0)) return 0;
     const own = this.count(address);
-    const others = <i32>max(0.0, Math.round(fleetInflight) - <f64>own);
-    if (own + others < slots) return 0;
+    const fleetOthers = <i32>max(0.0, Math.round(fleetInflight) - <f64>own);
+    const sibN = sib !== null ? sib.length : 0;
+    if (own + max(fleetOthers, sibN) < slots) return 0;
     // The same streams and counts within WAIT_REUSE_MS: the wait computed then, less the time
     // since. (baseTtft, this request's own prefill estimate, only sizes other gateways' streams:
     // the one of a request less than WAIT_REUSE_MS earlier stands in for it.)
     const c = this.cacheOf(address);
     const age = now - c.at;
-    if (age >= 0 && age < WAIT_REUSE_MS && c.waitVersion == c.version && c.fleetInflight == fleetInflight
-      && c.slots == slots && c.tpot == tpot) return max(0.0, c.wait - age);
-    const wait = this.computeWait(address, own, others, slots, tpot, baseTtft, fallbackTokens, now);
-    c.at = now; c.waitVersion = c.version; c.fleetInflight = fleetInflight; c.slots = slots; c.tpot = tpot;
-    c.wait = wait;
+    if (age >= 0 && age < WAIT_REUSE_MS && c.waitVersion == c.version && c.waitSibVersion == sibVersion
+      && c.fleetInflight == fleetInflight && c.slots == slots && c.tpot == tpot) return max(0.0, c.wait - age);
+    const wait = this.computeWait(address, own, fleetOthers, slots, tpot, baseTtft, fallbackTokens, now, sib);
+    c.at = now; c.waitVersion = c.version; c.waitSibVersion = sibVersion; c.fleetInflight = fleetInflight;
+    c.slots = slots; c.tpot = tpot; c.wait = wait;
     return wait;
   }
 
-  /** The list schedule itself (waitFor without the reuse): O(streams x log slots). */
-  computeWait(address: string, own: i32, others: i32, slots: i32, tpot: f64, baseTtft: f64, fallbackTokens: f64, now: f64): f64 {
+  /**
+   * The list schedule itself (waitFor without the reuse): O(streams x log slots). `fleetOthers`:
+   * the fleet's streams on the host that are not this VM's. The siblings' streams not started yet
+   * all count (one just picked may not be in the fleet's count yet); of their started ones, at
+   * most what the count leaves, the longest remaining first (the others most likely ended since
+   * their record); the rest of the count as averages.
+   */
+  computeWait(address: string, own: i32, fleetOthers: i32, slots: i32, tpot: f64, baseTtft: f64, fallbackTokens: f64, now: f64,
+    sib: SiblingStream[] | null = null): f64 {
     const base = baseTtft > 0 ? baseTtft : 0.0;
     // Scratch arrays reused across calls (no allocation per candidate).
     const busy = this.busy;
@@ -152,6 +173,21 @@ export class OpenStreams {
         if (s.firstMs > 0) busy.push(remainingDecode(s.expected, <f64>s.tally.events, now - s.firstMs, now - s.lastMs, tpot));
       }
     }
+    let others = fleetOthers;
+    if (sib !== null) {
+      let pendingSib = 0;
+      for (let i = 0; i < sib.length; i++) if (sib[i].firstMs == 0) pendingSib++;
+      const started = this.sibBusy;
+      started.length = 0;
+      for (let i = 0; i < sib.length; i++) {
+        const s = sib[i];
+        if (s.firstMs > 0) started.push(remainingDecode(s.expected, s.events, now - s.firstMs, now - s.lastMs, tpot));
+      }
+      const keep = min(started.length, max(0, fleetOthers - pendingSib));
+      if (keep < started.length) started.sort((a: f64, b: f64): i32 => a > b ? -1 : (a < b ? 1 : 0));
+      for (let i = 0; i < keep; i++) busy.push(started[i]);
+      others = max(0, fleetOthers - pendingSib - keep);
+    }
     if (others > 0) {
       const service = base + (this.decodeMs.has(address) ? this.decodeMs.get(address) : max(0.0, fallbackTokens - 1.0) * tpot);
       // Others are older than this VM's pending streams as often as not: they hold slots first,
@@ -159,6 +195,16 @@ export class OpenStreams {
       for (let k = 0; k < others; k++) {
         if (busy.length < slots) busy.push(service / 2);
         else { pendingNow.push(service / 2); pendingService.push(service); }
+      }
+    }
+    if (sib !== null) {
+      // Not started yet: the siblings' (in their pick order), then this VM's.
+      for (let i = 0; i < sib.length; i++) {
+        const s = sib[i];
+        if (s.firstMs > 0) continue;
+        const decode = max(0.0, s.expected - 1.0) * tpot;
+        pendingNow.push(max(0.0, s.pickedMs + s.baseTtft - now) + decode);
+        pendingService.push(s.baseTtft + decode);
       }
     }
     if (list !== null) {

@@ -39,13 +39,22 @@ import { HeldJudge, LateBinding } from "./late_binding";
 import { Pool } from "../../services/lease/pool";
 import { Accounting, ChargeRefused } from "../../services/lease/accounting";
 import { HostQueue } from "./pass_free";
+import { WorkerWake } from "./worker_wake";
+import { SiblingHolds } from "./sibling_streams";
+
+/** Policies made in this VM so far: each one's tag (sibling records, wake queue) is its own. */
+let policySeq: i32 = 0;
 
 /** Requests in flight on a host by the tracker's counts (plus this VM's local leases), plus the
  *  plan's held requests waiting for it. */
 class TrackerQueue extends HostQueue {
-  constructor(public runtime: MetricsRuntime, public accounting: Accounting) { super(); }
+  constructor(public runtime: MetricsRuntime, public accounting: Accounting, public store: ModelStore) { super(); }
   at(pool: Pool | null, address: string, ahead: Map<string, f64> | null): f64 {
-    return this.runtime.inflight.inflight(pool, address, this.accounting.local) + planned(ahead, address);
+    const counted = this.runtime.inflight.inflight(pool, address, this.accounting.local);
+    if (pool === null) return counted + planned(ahead, address);
+    // The sibling VMs' picks and ends since the tracker's read was sent (it saw neither).
+    const sib = this.store.of(pool).siblingNetSince(address, this.runtime.inflight.answeredReadMs(pool), host.nowMillis());
+    return max(0.0, counted + sib) + planned(ahead, address);
   }
 }
 
@@ -73,6 +82,7 @@ class Judge extends HeldJudge {
   }
   commit(h: HeldRequest, e: Evaluation, heldMs: f64): Verdict { return this.policy!.commit(h.r, h.c, h.reads, e, heldMs, h.terms); }
   freeByOwnRead(h: HeldRequest, ahead: Map<string, f64>): i32 { return this.policy!.freeByOwnRead(h, ahead); }
+  siblingHolds(): SiblingHolds | null { return this.policy!.store.siblingHolds(host.nowMillis()); }
 }
 
 class ReadsDone extends PickReadsDone {
@@ -103,6 +113,8 @@ export class PredictedLatencyPolicy extends Policy {
   private readonly tracker: TrackerQueue;
   /** Late binding's held requests (sloHoldMs). */
   private readonly late: LateBinding;
+  /** Wakes the sibling VMs holding requests when a stream ends (and is woken by them). */
+  private readonly wake: WorkerWake;
 
   constructor(cfg: LbConfig, services: Services) {
     super(cfg, services);
@@ -110,12 +122,18 @@ export class PredictedLatencyPolicy extends Policy {
     this.runtime = runtime;
     // The in-flight tracker's reads of the pool's counts (no scrape with the default source).
     runtime.register(new MetricsCache(cfg.metrics), cfg.usesRedis());
-    this.store = new ModelStore(cfg.slo, services.stats);
+    policySeq++;
+    const tag = services.accounting.vmTag + "." + policySeq.toString(36);
+    const store = new ModelStore(cfg.slo, services.stats, tag);
+    this.store = store;
     this.keyOptions = keyOptionsFrom(cfg.prefix);
-    const tracker = new TrackerQueue(runtime, services.accounting);
+    const tracker = new TrackerQueue(runtime, services.accounting, store);
     this.tracker = tracker;
     const judge = new Judge();
-    this.late = new LateBinding(cfg.slo, services, tracker, judge);
+    const late = new LateBinding(cfg.slo, services, tracker, judge);
+    this.late = late;
+    store.held = late.held;
+    this.wake = new WorkerWake(cfg.slo.shareWorkers && cfg.slo.holdMs > 0, tag);
     judge.policy = this;
   }
 
@@ -178,7 +196,10 @@ export class PredictedLatencyPolicy extends Policy {
       new Draws(rng.nextFloat(), <u32>(rng.next() >> 32)));
     const e = this.evaluate(r, c, reads, 0, terms, this.late.aheadOf(deadline));
     if (e === null) return Verdict.Rejected;
-    if (this.late.tryHold(r, c, reads, now, terms, e)) return Verdict.Pending;
+    if (this.late.tryHold(r, c, reads, now, terms, e)) {
+      this.store.heldChanged(now, true);
+      return Verdict.Pending;
+    }
     return this.commit(r, c, reads, e, 0, terms);
   }
 
@@ -205,15 +226,19 @@ export class PredictedLatencyPolicy extends Policy {
     const e = new Evaluation(n, expected);
     const now = host.nowMillis();
     const fallbackTokens = <f64>s.expectedOutputTokens;
+    const siblings = model.siblings;
+    siblings.refresh(now);
     let anyEligible = false;
     for (let i = 0; i < n; i++) {
       const q = this.queueAt(pool, c, i, reads, counts, ahead);
       const m = models[i];
       e.inflight[i] = q;
       e.uncached[i] = promptTokens * (1.0 - share[i]);
-      e.prefill[i] = model.streams.prefillAhead(c.hosts[i], now);
+      const sib = siblings.on(c.hosts[i]);
+      e.prefill[i] = model.streams.prefillAhead(c.hosts[i], now, sib, siblings.version);
       e.base[i] = m.predictTtft(e.uncached[i], q, slots, 0, e.prefill[i]);
-      e.wait[i] = model.streams.waitFor(c.hosts[i], q, <i32>slots, m.predictTpot(slots, slots), e.base[i], fallbackTokens, now);
+      e.wait[i] = model.streams.waitFor(c.hosts[i], q, <i32>slots, m.predictTpot(slots, slots), e.base[i], fallbackTokens, now,
+        sib, siblings.version);
       e.ttft[i] = e.base[i] + e.wait[i];
       // What the choice compares: a wait for a slot is the least certain part (it depends on when
       // the running requests end), so it counts (1 + sloQueueMargin) times.
@@ -248,7 +273,8 @@ export class PredictedLatencyPolicy extends Policy {
   private queueAt(pool: Pool | null, c: CandidateSet, i: i32, reads: PickReads, counts: f64[] | null, ahead: Map<string, f64> | null): f64 {
     const address = c.hosts[i];
     if (counts === null || pool === null) return this.tracker.at(pool, address, ahead);
-    return this.runtime.inflight.inflightFromRead(pool, address, counts[i], reads.netAtSend[i], this.services.accounting.local)
+    const sib = this.store.of(pool).siblingNetSince(address, reads.sentMs, host.nowMillis());
+    return max(0.0, this.runtime.inflight.inflightFromRead(pool, address, counts[i], reads.netAtSend[i], this.services.accounting.local) + sib)
       + planned(ahead, address);
   }
 
@@ -280,6 +306,7 @@ export class PredictedLatencyPolicy extends Policy {
       e.ttft[at], e.tpot[at], e.prefill[at]);
     this.observations.set(changetype<usize>(r), stream);
     model.streams.add(stream);
+    model.publishStreams(now);
     this.runtime.inflight.notePick(r.pool, chosen, <f64>r.cost);
     if (reads.keys.length > 0) recordPrefix(this.cfg, r, reads.keys, reads.values, chosen, this.writes);
     // The TTFT reported is the client's as predicted now: the time held plus the pod's.
@@ -339,15 +366,18 @@ export class PredictedLatencyPolicy extends Policy {
     if (!this.observations.has(k)) return null;
     const o = this.observations.get(k);
     this.observations.delete(k);
-    this.store.of(r.pool).streams.remove(o);
+    this.store.of(r.pool).streamEnded(o, host.nowMillis());
     return o;
   }
 
   onTick(now: f64): void {
-    if (this.late.held.length == 0) return;
+    if (this.late.held.length == 0) {
+      this.store.onTick(now, false);
+      return;
+    }
     // Other gateways' streams end too: while requests are held, the fleet's counts are read more often.
     this.runtime.inflight.tick(now, HOLD_COUNTS_MS);
-    this.late.release(now);
+    this.releaseHeld(now);
   }
 
   /** Replaced by a new configuration: the requests held go on at once, to the route's own balancing. */
@@ -365,7 +395,10 @@ export class PredictedLatencyPolicy extends Policy {
     if (!this.observations.has(k)) return;
     const o = this.observations.get(k);
     const now = host.nowMillis();
-    if (o.firstMs == 0 && chunk.length > 0) o.firstMs = now;
+    if (o.firstMs == 0 && chunk.length > 0) {
+      o.firstMs = now;
+      this.store.of(r.pool).publishStreams(now);
+    }
     if (chunk.length > 0) o.lastMs = now;
     o.tally.scan(chunk);
     if (endOfStream) o.endMs = now;
@@ -374,14 +407,35 @@ export class PredictedLatencyPolicy extends Policy {
   onStreamDone(r: LbRequest): void {
     this.late.forget(r); // ended while held (client gone): never sent
     this.learn(r);
-    // A stream ended: a batch slot may have freed for a held request.
-    if (this.late.held.length > 0) this.late.release(host.nowMillis());
+    // A stream ended: a batch slot may have freed for a held request, here or in a sibling VM.
+    const now = host.nowMillis();
+    if (this.late.held.length > 0) this.releaseHeld(now);
+    if (this.wake.token != 0) {
+      const sib = this.store.of(r.pool).siblings;
+      sib.refresh(now);
+      this.wake.wake(sib.holdingTags);
+    }
+  }
+
+  /** A sibling VM's stream ended (its wake): a pass over the held requests with its new record. */
+  onQueueReady(token: u32, now: f64): bool {
+    if (token == 0 || token != this.wake.token) return false;
+    this.wake.drain();
+    this.store.invalidate();
+    if (this.late.held.length > 0) this.releaseHeld(now);
+    return true;
+  }
+
+  /** A pass over the held requests; the siblings see what is still held. */
+  private releaseHeld(now: f64): void {
+    this.late.release(now);
+    this.store.heldChanged(now, this.late.held.length > 0);
   }
 
   private learn(r: LbRequest): void {
     const taken = this.takeStream(r);
     if (taken === null) return;
-    const o = taken!;
+    const o = taken;
     const model = this.store.of(r.pool);
     if (o.status != 200 || o.endMs == 0 || o.firstMs == 0 || r.pickedAtMs <= 0) return;
     const tokens = <f64>o.tally.tokens();

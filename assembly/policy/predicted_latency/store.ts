@@ -3,7 +3,7 @@
 // request: no tick needed) and updated by this VM's observations twice: folded here at once (the
 // VM's next pick sees them) and sent to lua/model.lua (every gateway sees them at its next read).
 // Fitted coefficients are cached until the stats or the candidate list change. The pool's open
-// streams of this VM (open_streams.ts) live here too.
+// streams of this VM (open_streams.ts) and its sibling VMs' (sibling_streams.ts) live here too.
 // Failure behaviour: a failed read keeps the previous stats; a failed write is counted and only
 // loses that observation for the other gateways; without Redis the model is this VM's alone.
 import { RedisReplyHandler, LuaScript } from "../../redis/client";
@@ -15,7 +15,9 @@ import * as gen from "../../generated/lua";
 import { ScriptText } from "../../services/lease/lua_text";
 import { LUA_LIBRARY } from "../../services/lease/scripts";
 import { HostModel, TTFT_K, TPOT_K, emptyStats, fitHosts, foldObservation, parseStats } from "./model";
-import { OpenStreams } from "./open_streams";
+import { OpenStream, OpenStreams } from "./open_streams";
+import { SiblingHolds, SiblingStreams } from "./sibling_streams";
+import { HoldList } from "./hold";
 
 export const MODEL_SCRIPT = new LuaScript("model", new ScriptText("model", gen.MODEL_DEFS), gen.MODEL_SHA, LUA_LIBRARY);
 
@@ -43,15 +45,53 @@ export class PoolModel {
   readonly key: string;
   /** This VM's open streams on the pool's hosts (the slot wait). */
   readonly streams: OpenStreams = new OpenStreams();
+  /** The other worker VMs' open streams on them, and this VM's record of its own. */
+  readonly siblings: SiblingStreams;
   private hosts: Map<string, HostStats> = new Map();
   private reading: bool = false;
   private lastReadMs: f64 = -1e18;
   private fitFor: string = "";
   private fitted: HostModel[] = [];
 
-  constructor(public pool: Pool | null, public s: SloSettings, private writes: ModelWrite) {
+  constructor(public pool: Pool | null, public s: SloSettings, private writes: ModelWrite, vmTag: string,
+    private held: HoldList | null) {
     this.key = pool !== null ? pool.ns + ":lat" : "";
+    this.siblings = new SiblingStreams(pool !== null ? pool.ns : "", vmTag, s.shareWorkers, pool);
   }
+
+  /** This VM's stream `s` ended: off the open streams, into the record's recent ends. */
+  streamEnded(st: OpenStream, now: f64): void {
+    this.streams.remove(st);
+    this.siblings.ended(st.address, st.pickedMs, now);
+    this.publish(now, true);
+  }
+
+  /** Publishes this VM's streams and held requests on time of the pool (throttled unless `atOnce`). */
+  publish(now: f64, atOnce: bool = false): void {
+    const sib = this.siblings;
+    if (!sib.due(now, atOnce)) return;
+    sib.heldHosts.length = 0;
+    sib.heldDeadlines.length = 0;
+    const held = this.held;
+    if (held !== null) {
+      for (let i = 0; i < held.entries.length; i++) {
+        const h = held.entries[i];
+        if (h.r.pool !== this.pool || h.late || h.host.length == 0 || !isFinite(h.deadlineMs)) continue;
+        sib.heldHosts.push(h.host);
+        sib.heldDeadlines.push(h.deadlineMs);
+      }
+    }
+    sib.write(this.streams.lists(), now);
+  }
+
+  /** What the sibling VMs changed on `address` since a count read sent at `sentMs`. */
+  siblingNetSince(address: string, sentMs: f64, now: f64): f64 {
+    this.siblings.refresh(now);
+    return this.siblings.netSince(address, sentMs);
+  }
+
+  /** This VM's streams changed: the siblings see them. */
+  publishStreams(now: f64): void { this.publish(now); }
 
   private of(address: string): HostStats {
     if (this.hosts.has(address)) return this.hosts.get(address);
@@ -136,14 +176,61 @@ export class ModelStore {
   private pools: Map<string, PoolModel> = new Map();
   private readonly writes: ModelWrite;
 
-  constructor(public s: SloSettings, stats: Stats) {
+  /** The policy's held requests (published with each pool's record). */
+  held: HoldList | null = null;
+
+  constructor(public s: SloSettings, stats: Stats, private vmTag: string) {
     this.writes = new ModelWrite(stats);
+  }
+
+  /** Every tick: each pool's record is republished while it lists anything (the streams'
+   *  progress) or when whether this VM holds requests changed. */
+  onTick(now: f64, holding: bool): void {
+    const all = this.pools.values();
+    for (let i = 0; i < all.length; i++) {
+      const sib = all[i].siblings;
+      sib.holding = holding;
+      if (sib.wantsTick(now)) all[i].publish(now, true);
+    }
+  }
+
+  /** The held requests changed (a hold, a pass): every pool's record shows them, and whether
+   *  this VM holds any (its siblings wake it), at once. */
+  heldChanged(now: f64, holding: bool): void {
+    const all = this.pools.values();
+    for (let i = 0; i < all.length; i++) {
+      all[i].siblings.holding = holding;
+      all[i].publish(now, true);
+    }
+  }
+
+  /** A sibling woke this VM: every pool's records are read again at the next pick or pass. */
+  invalidate(): void {
+    const all = this.pools.values();
+    for (let i = 0; i < all.length; i++) all[i].siblings.stale = true;
+  }
+
+  /** The sibling VMs' held requests on time on every pool, by deadline (after a read of their records). */
+  siblingHolds(now: f64): SiblingHolds | null {
+    const all = this.pools.values();
+    let out: SiblingHolds | null = null;
+    for (let i = 0; i < all.length; i++) {
+      const sib = all[i].siblings;
+      if (!sib.enabled) return null;
+      sib.refresh(now);
+      const h = sib.held;
+      if (h.length == 0) continue;
+      if (all.length == 1) return h;
+      if (out === null) out = new SiblingHolds();
+      for (let j = 0; j < h.length; j++) out.add(h.hosts[j], h.deadlines[j], h.pools[j]);
+    }
+    return out;
   }
 
   of(pool: Pool | null): PoolModel {
     const k = pool !== null ? pool.ns : "";
     if (this.pools.has(k)) return this.pools.get(k);
-    const m = new PoolModel(pool, this.s, this.writes);
+    const m = new PoolModel(pool, this.s, this.writes, this.vmTag, this.held);
     this.pools.set(k, m);
     return m;
   }

@@ -1,0 +1,119 @@
+// The records the worker VMs of one Envoy share (policy/predicted_latency/sibling_streams.ts):
+// lines written and parsed back, stale / own / malformed records and lines ignored, the siblings'
+// held requests in deadline order, the correction of a count read by the siblings' picks and ends,
+// and the slot wait with a sibling's streams (OpenStreams.computeWait).
+import { OpenStream, OpenStreams } from "../policy/predicted_latency/open_streams";
+import { netSince, parseRecord, SIB_STALE_MS, SiblingHolds, SiblingStream, streamLine } from "../policy/predicted_latency/sibling_streams";
+
+function open(host: string, picked: f64, expected: f64, first: f64): OpenStream {
+  const s = new OpenStream(host, picked, expected, 300, 0, 0, 20, 20, 10);
+  s.firstMs = first;
+  s.lastMs = first;
+  return s;
+}
+
+function sib(picked: f64, expected: f64, first: f64): SiblingStream {
+  return new SiblingStream(picked, 20, expected, 0, first, first, first > 0 ? 1 : 0);
+}
+
+describe("sibling records", () => {
+  it("a stream's line parses back to what the slot wait needs", () => {
+    const s = open("10.0.0.1:8000", 100.4, 96, 130);
+    s.lastMs = 150;
+    const into = new Map<string, SiblingStream[]>();
+    expect(parseRecord("b 200\n" + streamLine(s), "a", 250, into)).toBe(200);
+    const got = into.get("10.0.0.1:8000");
+    expect(got.length).toBe(1);
+    expect(got[0].pickedMs).toBe(100);
+    expect(got[0].baseTtft).toBe(20);
+    expect(got[0].expected).toBe(96);
+    expect(got[0].uncached).toBe(300);
+    expect(got[0].firstMs).toBe(130);
+    expect(got[0].lastMs).toBe(150);
+  });
+
+  it("reads ends and held requests, skips lines that do not parse", () => {
+    const into = new Map<string, SiblingStream[]>();
+    const ends = new Map<string, f64[]>();
+    const held = new SiblingHolds();
+    const text = "b 1000\nh1 1 2 3 4 5 6 7\n~h1 900 990\n^h2 1500\n^h1 1200\nh1 1 2 3\nh1 1 -2 3 4 5 6 7\nh1 x 2 3 4 5 6 7\n~h1 9\n^h3 nope\n";
+    expect(parseRecord(text, "a", 1000, into, ends, held)).toBe(1000);
+    expect(into.get("h1").length).toBe(1);
+    expect(ends.get("h1")).toStrictEqual([900.0, 990.0]);
+    expect(held.length).toBe(2);
+    expect(held.hosts).toStrictEqual(["h1", "h2"]); // by deadline, not by line
+    expect(held.deadlines).toStrictEqual([1200.0, 1500.0]);
+  });
+
+  it("lists a sibling that holds requests (its head's third field), for the wake", () => {
+    const into = new Map<string, SiblingStream[]>();
+    const holding = new Array<string>(0);
+    expect(parseRecord("b 1000 1", "a", 1000, into, null, null, null, holding)).toBe(1000);
+    expect(parseRecord("c 1000 0", "a", 1000, into, null, null, null, holding)).toBe(1000);
+    expect(parseRecord("d 1000", "a", 1000, into, null, null, null, holding)).toBe(1000);
+    expect(holding).toStrictEqual(["b"]);
+  });
+
+  it("ignores this VM's own record, a stale one and a malformed head", () => {
+    const into = new Map<string, SiblingStream[]>();
+    expect(parseRecord("a 1000\nh1 1 2 3 4 5 6 7", "a", 1000, into)).toBe(-1);
+    expect(parseRecord("b 1000\nh1 1 2 3 4 5 6 7", "a", 1000 + SIB_STALE_MS + 1, into)).toBe(-1);
+    expect(parseRecord("b\nh1 1 2 3 4 5 6 7", "a", 1000, into)).toBe(-1);
+    expect(parseRecord("", "a", 1000, into)).toBe(-1);
+    expect(into.size).toBe(0);
+    expect(parseRecord("b 1000", "a", 1000 + SIB_STALE_MS, into)).toBe(1000); // no streams: still a live VM
+  });
+
+  it("keeps held requests in deadline order, FIFO among equal deadlines", () => {
+    const h = new SiblingHolds();
+    h.add("x", 300, null);
+    h.add("y", 100, null);
+    h.add("z", 300, null);
+    h.add("w", 200, null);
+    expect(h.hosts).toStrictEqual(["y", "w", "x", "z"]);
+  });
+});
+
+describe("netSince", () => {
+  it("adds streams picked after the read, takes off those it counted that ended since", () => {
+    const streams = [sib(90, 16, 95), sib(110, 16, 0)];
+    // ends: picked 50 ended 120 (counted, gone: -1); picked 105 ended 115 (never counted: 0);
+    // picked 40 ended 80 (gone before the read: 0).
+    const ends: f64[] = [50, 120, 105, 115, 40, 80];
+    expect(netSince(streams, ends, 100)).toBe(0); // +1 (picked 110) - 1
+    expect(netSince(streams, null, 100)).toBe(1);
+    expect(netSince(null, ends, 100)).toBe(-1);
+    expect(netSince(null, null, 100)).toBe(0);
+  });
+});
+
+describe("OpenStreams with a sibling's streams", () => {
+  it("schedules a sibling's started stream by its progress, not as an average stream", () => {
+    const o = new OpenStreams();
+    // One slot, a sibling's stream started at 100 (first token) of 16 at 10 ms: at 200, 11 done, 5 left.
+    const s = [sib(80, 16, 100)];
+    expect(o.computeWait("a", 0, 1, 1, 10, 20, 128, 200, s)).toBeCloseTo(50, 6);
+    // Without it the fleet's one stream is an average one: (20 + 127 x 10) / 2.
+    expect(o.computeWait("a", 0, 1, 1, 10, 20, 128, 200)).toBeCloseTo(645, 6);
+    expect(o.waitFor("a", 1, 1, 10, 20, 128, 200, s, 1)).toBeCloseTo(50, 6);
+  });
+
+  it("keeps at most what the fleet's count leaves of a sibling's started streams, the longest first", () => {
+    const o = new OpenStreams();
+    // Two started sibling streams, 50 and 150 ms left; the count shows one: the one nearest its
+    // end most likely ended since the record.
+    const s = [sib(80, 16, 100), sib(80, 26, 100)];
+    expect(o.computeWait("a", 0, 1, 1, 10, 20, 128, 200, s)).toBeCloseTo(150, 6);
+    // The count shows three: both, and one average stream of another gateway, on two slots.
+    expect(o.computeWait("a", 0, 3, 2, 10, 20, 128, 200, s)).toBeCloseTo(150, 6);
+  });
+
+  it("counts a sibling's stream not started yet even before the fleet's count shows it", () => {
+    const o = new OpenStreams();
+    // One slot, the count shows nothing yet: the sibling's pending stream (picked at 195, prefill
+    // 20, 16 tokens) takes the slot: 15 + 150 ms.
+    const s = [sib(195, 16, 0)];
+    expect(o.waitFor("a", 0, 1, 10, 20, 128, 200, s, 1)).toBeCloseTo(165, 6);
+    expect(o.prefillAhead("a", 200, [new SiblingStream(195, 20, 16, 700, 0, 0, 0)], 2)).toBe(700);
+  });
+});

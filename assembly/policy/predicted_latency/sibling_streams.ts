@@ -1,0 +1,343 @@
+// The other VMs of this Envoy (one VM per worker thread: they share no memory, but they share
+// the process's shared data), as predicted_latency knows them: each VM publishes, per pool, its
+// open streams, its streams ended lately and its held requests on time under a shared-data key of
+// its own (a slot), and reads the others'. So the workers of one Envoy predict and hold as one VM
+// would (bench/RESULTS.md 12.1): a slot wait schedules a sibling's streams by their progress (not
+// as average streams of another gateway); a read of the fleet's counts is corrected by what the
+// siblings picked and ended since it was sent (as InflightTracker.net does for the VM's own); a
+// pass plans the siblings' held requests due earlier ahead of its own (one deadline order). Other
+// gateways (other Envoys) stay what the fleet's counts show.
+// Keys: "llmlb:sib:<pool ns>:<i>", i = 0, 1, ...: a VM claims the lowest slot whose record is
+// missing, stale (not published for SIB_STALE_MS: its VM is gone) or its own, so the live slots
+// are a prefix (readers stop at the first missing key). Record: "<tag> <published ms> <holding>"
+// (1 while the VM holds requests: a sibling's stream end wakes it, worker_wake.ts), then a
+// line per open stream "<host> <picked> <base ttft> <expected> <uncached> <first> <last> <events>",
+// per stream ended in the last RECENT_END_MS "~<host> <picked> <ended>", per held request on
+// time "^<host waited for> <deadline>" (ms on the Envoy's clock, which all its workers share).
+// Publishing: at once after an end or a pass; after a pick or a first token at most every
+// PUBLISH_MIN_MS (a change within goes with the next publish or tick); every tick while the
+// record lists anything. Reading: at most every READ_MIN_MS, parsed only when a record changed.
+// Bounded: MAX_SLOTS VMs, MAX_PUBLISHED lines of each kind per record.
+// Failure behaviour: never throws; a line or record that does not parse, or a slot that cannot be
+// claimed, is ignored (those streams are then known by the fleet's counts alone, as before).
+import * as host from "../../host/calls";
+import { OpenStream } from "./open_streams";
+import { Pool } from "../../services/lease/pool";
+
+/** A record not published for this long is a VM gone (a live VM listing anything republishes every
+ *  tick: at least every 500 ms). */
+export const SIB_STALE_MS: f64 = 1000;
+/** Least ms between two publishes of one pool's record (a change within waits for the next event). */
+export const PUBLISH_MIN_MS: f64 = 1;
+/** Re-read the siblings' records at most this often (ms; the slot wait is reused as long). */
+const READ_MIN_MS: f64 = 1;
+export const MAX_SLOTS: i32 = 64;
+export const MAX_PUBLISHED: i32 = 256;
+/** How long a stream's end stays in the record (ms): well past the age of the counts a pass uses
+ *  (read every 20 ms while requests are held, with each pick otherwise). */
+export const RECENT_END_MS: f64 = 200;
+
+/** The sibling VMs' held requests on time: the host each waits for, by deadline (earliest first). */
+export class SiblingHolds {
+  hosts: string[] = [];
+  deadlines: f64[] = [];
+  pools: Array<Pool | null> = [];
+
+  add(host: string, deadline: f64, pool: Pool | null): void {
+    this.hosts.push(host);
+    this.deadlines.push(deadline);
+    this.pools.push(pool);
+    let at = this.hosts.length - 1;
+    while (at > 0 && this.deadlines[at - 1] > deadline) {
+      this.hosts[at] = this.hosts[at - 1];
+      this.deadlines[at] = this.deadlines[at - 1];
+      this.pools[at] = this.pools[at - 1];
+      at--;
+    }
+    this.hosts[at] = host;
+    this.deadlines[at] = deadline;
+    this.pools[at] = pool;
+  }
+
+  get length(): i32 { return this.hosts.length; }
+}
+
+/** A sibling VM's stream as its record showed it. */
+export class SiblingStream {
+  constructor(public pickedMs: f64, public baseTtft: f64, public expected: f64, public uncached: f64,
+    public firstMs: f64, public lastMs: f64, public events: f64) {}
+}
+
+function num(v: f64): string {
+  return isFinite(v) ? (<i64>Math.round(v)).toString() : "0";
+}
+
+/** One record's line for a stream. */
+export function streamLine(s: OpenStream): string {
+  return s.address + " " + num(s.pickedMs) + " " + num(s.baseTtft) + " " + num(s.expected) + " " + num(s.uncached)
+    + " " + num(s.firstMs) + " " + num(s.lastMs) + " " + num(<f64>s.tally.events);
+}
+
+/** Parses a record into `into` (its streams by host), `ends` (its recent ends by host: pick and end
+ *  ms in pairs), `held` (its held requests on time, of `pool`) and `holding` (its tag, when it
+ *  holds requests), unless it is `ownTag`'s, stale or malformed; returns when it was published,
+ *  -1 when it was not parsed. */
+export function parseRecord(text: string, ownTag: string, now: f64, into: Map<string, SiblingStream[]>,
+  ends: Map<string, f64[]> | null = null, held: SiblingHolds | null = null, pool: Pool | null = null,
+  holding: string[] | null = null): f64 {
+  const nl = text.indexOf("\n");
+  const head = nl < 0 ? text : text.substring(0, nl);
+  const h = head.split(" ");
+  if (h.length < 2 || h[0].length == 0 || h[0] == ownTag) return -1;
+  const published = F64.parseFloat(h[1]);
+  if (!isFinite(published) || now - published > SIB_STALE_MS) return -1;
+  if (holding !== null && h.length > 2 && h[2] == "1") holding.push(h[0]);
+  if (nl < 0) return published;
+  const lines = text.substring(nl + 1).split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const f = lines[i].split(" ");
+    if (f.length == 2 && f[0].length > 1 && f[0].charCodeAt(0) == 94) { // "^": a held request
+      const deadline = F64.parseFloat(f[1]);
+      if (held !== null && isFinite(deadline)) held.add(f[0].substring(1), deadline, pool);
+      continue;
+    }
+    if (f.length == 3 && f[0].length > 1 && f[0].charCodeAt(0) == 126) { // "~": an end
+      const picked = F64.parseFloat(f[1]);
+      const ended = F64.parseFloat(f[2]);
+      if (ends === null || !isFinite(picked) || !isFinite(ended)) continue;
+      const addr = f[0].substring(1);
+      if (!ends.has(addr)) ends.set(addr, new Array<f64>(0));
+      const list = ends.get(addr);
+      list.push(picked);
+      list.push(ended);
+      continue;
+    }
+    if (f.length != 8 || f[0].length == 0) continue;
+    const v = new Array<f64>(7);
+    let ok = true;
+    for (let j = 0; j < 7; j++) {
+      v[j] = F64.parseFloat(f[j + 1]);
+      if (!isFinite(v[j]) || v[j] < 0) { ok = false; break; }
+    }
+    if (!ok) continue;
+    if (!into.has(f[0])) into.set(f[0], new Array<SiblingStream>(0));
+    into.get(f[0]).push(new SiblingStream(v[0], v[1], v[2], v[3], v[4], v[5], v[6]));
+  }
+  return published;
+}
+
+/**
+ * What siblings changed on a host since a count read sent at `sentMs`, from their open streams and
+ * recent ends there (pick and end ms in pairs): +1 per stream picked after it, -1 per stream picked
+ * before it and ended after it (counted by the read, gone now). A pick or end just before the read
+ * may have missed it: not corrected (the conditional lease still checks a free slot).
+ */
+export function netSince(streams: SiblingStream[] | null, ends: f64[] | null, sentMs: f64): f64 {
+  let n: f64 = 0;
+  if (streams !== null) for (let i = 0; i < streams.length; i++) if (streams[i].pickedMs > sentMs) n += 1;
+  if (ends !== null) for (let i = 0; i + 1 < ends.length; i += 2) if (ends[i] <= sentMs && ends[i + 1] > sentMs) n -= 1;
+  return n;
+}
+
+/** The sibling VMs' streams of one pool, and this VM's record of it. */
+export class SiblingStreams {
+  /** Changes when what the siblings published changes (the slot wait's cache key). */
+  version: i32 = 0;
+  private byHost: Map<string, SiblingStream[]> = new Map();
+  /** The siblings' recent ends by host: pick and end ms, in pairs. */
+  private endsByHost: Map<string, f64[]> = new Map();
+  /** The siblings' held requests on time on this pool. */
+  held: SiblingHolds = new SiblingHolds();
+  /** Tags of the siblings that hold requests (to wake at this VM's stream ends). */
+  holdingTags: string[] = [];
+  /** Whether this VM holds requests (in its record's head). */
+  holding: bool = false;
+  private publishedHolding: bool = false;
+  /** The last record listed streams, ends or held requests (a tick republishes it). */
+  private listed: bool = false;
+  /** This VM's recent ends (published): host, pick and end ms. */
+  private endHosts: string[] = [];
+  private endTimes: f64[] = [];
+  /** This VM's held requests on time on the pool (host waited for, deadline): set before a publish. */
+  heldHosts: string[] = [];
+  heldDeadlines: f64[] = [];
+  private slot: i32 = -1;
+  private lastPublishMs: f64 = -1e18;
+  private dirty: bool = false;
+  private lastReadMs: f64 = -1e18;
+  /** A sibling woke this VM: its record changed, read it at the next refresh. */
+  stale: bool = false;
+  private casSeen: u32[] = [];
+  /** When the oldest record parsed was published (Infinity: none). */
+  private oldestMs: f64 = Infinity;
+  /** No sibling's record at the last read (one worker): this VM's record is its head alone, a
+   *  heartbeat every SIB_STALE_MS / 2 that tells a sibling it exists, so a lone VM (the common
+   *  case of one worker) does not write its streams and held requests at every change. */
+  private alone: bool = true;
+  private readonly prefix: string;
+
+  /** `enabled` false (sloShareWorkers): nothing published, nothing read. */
+  constructor(ns: string, private tag: string, public enabled: bool = true, private pool: Pool | null = null) {
+    this.prefix = "llmlb:sib:" + ns + ":";
+  }
+
+  /** The siblings' streams on `address` (null: none known). */
+  on(address: string): SiblingStream[] | null {
+    return this.byHost.has(address) ? this.byHost.get(address) : null;
+  }
+
+  /** Re-reads the siblings' records (at most every READ_MIN_MS); parses them again only when one
+   *  changed or the oldest went stale (its VM gone: its streams no longer count). */
+  refresh(now: f64): void {
+    if (!this.enabled) return;
+    if (now >= this.lastReadMs && now - this.lastReadMs < READ_MIN_MS && !this.stale) return;
+    this.stale = false;
+    this.lastReadMs = now;
+    const values = new Array<ArrayBuffer>(0);
+    const cas = new Array<u32>(0);
+    for (let i = 0; i < MAX_SLOTS; i++) {
+      const cur = host.getSharedData(this.prefix + i.toString());
+      if (cur.status != host.Status.Ok) break;
+      cas.push(i == this.slot ? 0 : cur.cas);
+      values.push(cur.value);
+    }
+    let same = cas.length == this.casSeen.length && now - this.oldestMs <= SIB_STALE_MS;
+    for (let i = 0; same && i < cas.length; i++) if (cas[i] != this.casSeen[i]) same = false;
+    if (same) return;
+    this.casSeen = cas;
+    const into = new Map<string, SiblingStream[]>();
+    const ends = new Map<string, f64[]>();
+    const held = new SiblingHolds();
+    const holding = new Array<string>(0);
+    let oldest: f64 = Infinity;
+    let live = 0;
+    for (let i = 0; i < values.length; i++) {
+      if (i == this.slot) continue;
+      const at = parseRecord(String.UTF8.decode(values[i]), this.tag, now, into, ends, held, this.pool, holding);
+      if (at < 0) continue;
+      live++;
+      if (at < oldest) oldest = at;
+    }
+    this.oldestMs = oldest;
+    // A sibling appeared: publish at once (it learns of this VM's streams now, not at a heartbeat).
+    if (this.alone && live > 0) { this.lastPublishMs = -1e18; this.dirty = true; }
+    this.alone = live == 0;
+    this.byHost = into;
+    this.endsByHost = ends;
+    this.held = held;
+    this.holdingTags = holding;
+    this.version++;
+  }
+
+  /** What the siblings changed on `address` since a count read sent at `sentMs` (netSince). */
+  netSince(address: string, sentMs: f64): f64 {
+    return netSince(this.on(address), this.endsByHost.has(address) ? this.endsByHost.get(address) : null, sentMs);
+  }
+
+  /** This VM's stream on `address`, picked at `pickedMs`, ended now: in the record for RECENT_END_MS. */
+  ended(address: string, pickedMs: f64, now: f64): void {
+    if (!this.enabled || this.alone) return;
+    this.endHosts.push(address);
+    this.endTimes.push(pickedMs);
+    this.endTimes.push(now);
+  }
+
+  /** This VM's record of the pool changed: whether to write it now (then: write) or later (the next
+   *  change or tick). Throttled unless `atOnce` (an end or a pass, which a sibling's next pass must
+   *  find); alone, only a heartbeat is due. */
+  due(now: f64, atOnce: bool): bool {
+    if (!this.enabled) return false;
+    this.dirty = true;
+    const since = now - this.lastPublishMs;
+    return !(this.alone ? since < SIB_STALE_MS / 2 : (!atOnce && since < PUBLISH_MIN_MS));
+  }
+
+  /** Whether a tick should publish: a change waits, the last record listed streams (their
+   *  progress), recent ends or held requests, whether this VM holds changed, or (alone) a
+   *  heartbeat is due. */
+  wantsTick(now: f64): bool {
+    if (!this.enabled) return false;
+    if (this.alone) return now - this.lastPublishMs >= SIB_STALE_MS / 2;
+    return this.dirty || this.listed || this.holding != this.publishedHolding;
+  }
+
+  /** Writes this VM's record of the pool: its open streams (`streams`, by host), recent ends and
+   *  held requests (heldHosts / heldDeadlines); alone, the head only. */
+  write(streams: OpenStream[][], now: f64): void {
+    // Lines joined once (a string grown line by line would copy it again at every line).
+    const lines = new Array<string>(0);
+    lines.push(this.tag + " " + num(now) + (this.holding ? " 1" : " 0"));
+    let n = this.alone ? MAX_PUBLISHED : 0;
+    for (let h = 0; h < streams.length && n < MAX_PUBLISHED; h++) {
+      const list = streams[h];
+      for (let i = 0; i < list.length && n < MAX_PUBLISHED; i++) { lines.push(streamLine(list[i])); n++; }
+    }
+    // Ends older than RECENT_END_MS leave (the oldest first: they were pushed in order).
+    let drop = 0;
+    while (drop < this.endHosts.length && (now - this.endTimes[2 * drop + 1] > RECENT_END_MS || this.endHosts.length - drop > MAX_PUBLISHED)) drop++;
+    if (drop > 0) {
+      this.endHosts.splice(0, drop);
+      this.endTimes.splice(0, 2 * drop);
+    }
+    for (let i = 0; i < this.endHosts.length && !this.alone; i++) {
+      lines.push("~" + this.endHosts[i] + " " + num(this.endTimes[2 * i]) + " " + num(this.endTimes[2 * i + 1]));
+    }
+    for (let i = 0; i < this.heldHosts.length && i < MAX_PUBLISHED && !this.alone; i++) {
+      lines.push("^" + this.heldHosts[i] + " " + num(this.heldDeadlines[i]));
+    }
+    this.listed = lines.length > 1;
+    const value = String.UTF8.encode(lines.join("\n"));
+    if (this.slot >= 0) {
+      const key = this.prefix + this.slot.toString();
+      const cur = host.getSharedData(key);
+      // Still ours (another VM took the slot only if it saw our record stale): overwrite it.
+      if (cur.status == host.Status.Ok && recordTag(cur.value) == this.tag
+        && host.setSharedData(key, value, cur.cas) == host.Status.Ok) {
+        this.done(now);
+        return;
+      }
+      this.slot = -1;
+    }
+    for (let i = 0; i < MAX_SLOTS; i++) {
+      const key = this.prefix + i.toString();
+      const cur = host.getSharedData(key);
+      if (cur.status == host.Status.Ok && !claimable(cur.value, this.tag, now)) continue;
+      // A missing key has no cas to check: two VMs creating it at once both write; the one
+      // overwritten sees another tag at its next publish and claims another slot.
+      const cas: u32 = cur.status == host.Status.Ok ? cur.cas : 0;
+      if (host.setSharedData(key, value, cas) == host.Status.Ok) {
+        this.slot = i;
+        this.done(now);
+        return;
+      }
+    }
+  }
+
+  private done(now: f64): void {
+    this.publishedHolding = this.holding;
+    this.lastPublishMs = now;
+    this.dirty = false;
+  }
+}
+
+/** The first line of a record, split at spaces (decoded alone: the rest may be long). */
+function recordHead(value: ArrayBuffer): string[] {
+  const bytes = Uint8Array.wrap(value);
+  let end = 0;
+  while (end < bytes.length && bytes[end] != 10) end++;
+  return String.UTF8.decode(value.slice(0, end)).split(" ");
+}
+
+/** The tag of a record ("" when malformed). */
+function recordTag(value: ArrayBuffer): string {
+  const h = recordHead(value);
+  return h.length >= 2 ? h[0] : "";
+}
+
+/** Whether a slot's record may be taken: this VM's, malformed or stale. */
+function claimable(value: ArrayBuffer, tag: string, now: f64): bool {
+  const h = recordHead(value);
+  if (h.length < 2 || h[0] == tag) return true;
+  const published = F64.parseFloat(h[1]);
+  return !isFinite(published) || now - published > SIB_STALE_MS;
+}

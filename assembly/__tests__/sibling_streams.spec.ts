@@ -12,6 +12,9 @@ function open(host: string, picked: f64, expected: f64, first: f64): OpenStream 
   return s;
 }
 
+/** A record's bytes, as shared data holds them. */
+function rec(text: string): ArrayBuffer { return String.UTF8.encode(text); }
+
 function sib(picked: f64, expected: f64, first: f64): SiblingStream {
   return new SiblingStream(picked, 20, expected, 0, first, first, first > 0 ? 1 : 0);
 }
@@ -21,7 +24,7 @@ describe("sibling records", () => {
     const s = open("10.0.0.1:8000", 100.4, 96, 130);
     s.lastMs = 150;
     const into = new Map<string, SiblingStream[]>();
-    expect(parseRecord("b 200\n" + streamLine(s), "a", 250, into)).toBe(200);
+    expect(parseRecord(rec("b 200\n" + streamLine(s)), "a", 250, into)).toBe(200);
     const got = into.get("10.0.0.1:8000");
     expect(got.length).toBe(1);
     expect(got[0].pickedMs).toBe(100);
@@ -37,7 +40,7 @@ describe("sibling records", () => {
     const ends = new Map<string, f64[]>();
     const held = new SiblingHolds();
     const text = "b 1000\nh1 1 2 3 4 5 6 7\n~h1 900 990\n^h2 1500\n^h1 1200\nh1 1 2 3\nh1 1 -2 3 4 5 6 7\nh1 x 2 3 4 5 6 7\n~h1 9\n^h3 nope\n";
-    expect(parseRecord(text, "a", 1000, into, ends, held)).toBe(1000);
+    expect(parseRecord(rec(text), "a", 1000, into, ends, held)).toBe(1000);
     expect(into.get("h1").length).toBe(1);
     expect(ends.get("h1")).toStrictEqual([900.0, 990.0]);
     expect(held.length).toBe(2);
@@ -48,20 +51,20 @@ describe("sibling records", () => {
   it("lists a sibling that holds requests (its head's third field), for the wake", () => {
     const into = new Map<string, SiblingStream[]>();
     const holding = new Array<string>(0);
-    expect(parseRecord("b 1000 1", "a", 1000, into, null, null, null, holding)).toBe(1000);
-    expect(parseRecord("c 1000 0", "a", 1000, into, null, null, null, holding)).toBe(1000);
-    expect(parseRecord("d 1000", "a", 1000, into, null, null, null, holding)).toBe(1000);
+    expect(parseRecord(rec("b 1000 1"), "a", 1000, into, null, null, null, holding)).toBe(1000);
+    expect(parseRecord(rec("c 1000 0"), "a", 1000, into, null, null, null, holding)).toBe(1000);
+    expect(parseRecord(rec("d 1000"), "a", 1000, into, null, null, null, holding)).toBe(1000);
     expect(holding).toStrictEqual(["b"]);
   });
 
   it("ignores this VM's own record, a stale one and a malformed head", () => {
     const into = new Map<string, SiblingStream[]>();
-    expect(parseRecord("a 1000\nh1 1 2 3 4 5 6 7", "a", 1000, into)).toBe(-1);
-    expect(parseRecord("b 1000\nh1 1 2 3 4 5 6 7", "a", 1000 + SIB_STALE_MS + 1, into)).toBe(-1);
-    expect(parseRecord("b\nh1 1 2 3 4 5 6 7", "a", 1000, into)).toBe(-1);
-    expect(parseRecord("", "a", 1000, into)).toBe(-1);
+    expect(parseRecord(rec("a 1000\nh1 1 2 3 4 5 6 7"), "a", 1000, into)).toBe(-1);
+    expect(parseRecord(rec("b 1000\nh1 1 2 3 4 5 6 7"), "a", 1000 + SIB_STALE_MS + 1, into)).toBe(-1);
+    expect(parseRecord(rec("b\nh1 1 2 3 4 5 6 7"), "a", 1000, into)).toBe(-1);
+    expect(parseRecord(rec(""), "a", 1000, into)).toBe(-1);
     expect(into.size).toBe(0);
-    expect(parseRecord("b 1000", "a", 1000 + SIB_STALE_MS, into)).toBe(1000); // no streams: still a live VM
+    expect(parseRecord(rec("b 1000"), "a", 1000 + SIB_STALE_MS, into)).toBe(1000); // no streams: still a live VM
   });
 
   it("keeps held requests in deadline order, FIFO among equal deadlines", () => {

@@ -68,4 +68,16 @@ describe("HoldList", () => {
     expect(list.aheadOf(50).size).toBe(0);
     expect(list.aheadOf(Infinity).get("a")).toBe(3);
   });
+
+  it("changes its version when an entry comes or goes (the sibling records are written again then)", () => {
+    const list = new HoldList();
+    const v0 = list.version;
+    list.add(held(0, 100, "a"));
+    expect(list.version).not.toBe(v0);
+    const v1 = list.version;
+    expect(list.aheadOf(1000).get("a")).toBe(1); // reading changes nothing
+    expect(list.version).toBe(v1);
+    list.removeAt(0);
+    expect(list.version).not.toBe(v1);
+  });
 });

@@ -30,11 +30,15 @@ export class HeldRequest {
 
 export class HoldList {
   entries: HeldRequest[] = [];
+  /** Changes whenever an entry comes, goes, or waits for another host (sibling records are
+   *  written again only then). */
+  version: i32 = 0;
 
   get length(): i32 { return this.entries.length; }
 
   /** Inserts after every entry with a deadline no later than its own. */
   add(h: HeldRequest): void {
+    this.version++;
     const d = h.deadlineMs;
     this.entries.push(h);
     let at = this.entries.length - 1;
@@ -43,6 +47,7 @@ export class HoldList {
   }
 
   removeAt(i: i32): HeldRequest {
+    this.version++;
     const h = this.entries[i];
     this.entries.splice(i, 1);
     return h;

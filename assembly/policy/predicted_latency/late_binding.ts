@@ -143,7 +143,8 @@ export class LateBinding {
         if (e !== null && pass == 0 && e.unmet) { h.late = true; i++; continue; } // after the on-time ones
         if (e !== null && this.mayHold(e, heldMs)) {
           h.late = e.late;
-          h.host = h.c.hosts[e.at];
+          const waitsFor = h.c.hosts[e.at];
+          if (waitsFor != h.host) { h.host = waitsFor; this.held.version++; }
           this.plan(h, ahead);
           i++;
           continue;

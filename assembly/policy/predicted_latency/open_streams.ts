@@ -197,25 +197,27 @@ export class OpenStreams {
         else { pendingNow.push(service / 2); pendingService.push(service); }
       }
     }
+    // Not started yet: the siblings' (in their pick order), then this VM's.
     if (sib !== null) {
-      // Not started yet: the siblings' (in their pick order), then this VM's.
       for (let i = 0; i < sib.length; i++) {
         const s = sib[i];
-        if (s.firstMs > 0) continue;
-        const decode = max(0.0, s.expected - 1.0) * tpot;
-        pendingNow.push(max(0.0, s.pickedMs + s.baseTtft - now) + decode);
-        pendingService.push(s.baseTtft + decode);
+        if (s.firstMs == 0) this.pending(s.pickedMs, s.baseTtft, s.expected, tpot, now);
       }
     }
     if (list !== null) {
       for (let i = 0; i < list.length; i++) {
         const s = list[i];
-        if (s.firstMs > 0) continue;
-        const decode = max(0.0, s.expected - 1.0) * tpot;
-        pendingNow.push(max(0.0, s.pickedMs + s.baseTtft - now) + decode);
-        pendingService.push(s.baseTtft + decode);
+        if (s.firstMs == 0) this.pending(s.pickedMs, s.baseTtft, s.expected, tpot, now);
       }
     }
     return slotWait(busy, pendingNow, pendingService, slots, this.slotTimes);
+  }
+
+  /** A stream not started yet: its time left if it takes a free slot now (what is left of its base
+   *  TTFT, then its decode), its whole service if it queues for one. */
+  private pending(pickedMs: f64, baseTtft: f64, expected: f64, tpot: f64, now: f64): void {
+    const decode = max(0.0, expected - 1.0) * tpot;
+    this.pendingNow.push(max(0.0, pickedMs + baseTtft - now) + decode);
+    this.pendingService.push(baseTtft + decode);
   }
 }

@@ -53,7 +53,7 @@ class TrackerQueue extends HostQueue {
     const counted = this.runtime.inflight.inflight(pool, address, this.accounting.local);
     if (pool === null) return counted + planned(ahead, address);
     // The sibling VMs' picks and ends since the tracker's read was sent (it saw neither).
-    const sib = this.store.of(pool).siblingNetSince(address, this.runtime.inflight.answeredReadMs(pool), host.nowMillis());
+    const sib = this.store.of(pool).siblingNetSince(address, this.runtime.inflight.answeredReadMs(pool));
     return max(0.0, counted + sib) + planned(ahead, address);
   }
 }
@@ -273,7 +273,7 @@ export class PredictedLatencyPolicy extends Policy {
   private queueAt(pool: Pool | null, c: CandidateSet, i: i32, reads: PickReads, counts: f64[] | null, ahead: Map<string, f64> | null): f64 {
     const address = c.hosts[i];
     if (counts === null || pool === null) return this.tracker.at(pool, address, ahead);
-    const sib = this.store.of(pool).siblingNetSince(address, reads.sentMs, host.nowMillis());
+    const sib = this.store.of(pool).siblingNetSince(address, reads.sentMs);
     return max(0.0, this.runtime.inflight.inflightFromRead(pool, address, counts[i], reads.netAtSend[i], this.services.accounting.local) + sib)
       + planned(ahead, address);
   }
@@ -377,7 +377,10 @@ export class PredictedLatencyPolicy extends Policy {
     }
     // Other gateways' streams end too: while requests are held, the fleet's counts are read more often.
     this.runtime.inflight.tick(now, HOLD_COUNTS_MS);
-    this.releaseHeld(now);
+    this.late.release(now);
+    this.store.heldChanged(now, this.late.held.length > 0, true);
+    // The records for the sibling VMs: the streams' progress, a heartbeat.
+    this.store.onTick(now, this.late.held.length > 0);
   }
 
   /** Replaced by a new configuration: the requests held go on at once, to the route's own balancing. */

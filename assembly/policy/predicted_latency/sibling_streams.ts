@@ -14,25 +14,33 @@
 // line per open stream "<host> <picked> <base ttft> <expected> <uncached> <first> <last> <events>",
 // per stream ended in the last RECENT_END_MS "~<host> <picked> <ended>", per held request on
 // time "^<host waited for> <deadline>" (ms on the Envoy's clock, which all its workers share).
-// Publishing: at once after an end or a pass; after a pick or a first token at most every
-// PUBLISH_MIN_MS (a change within goes with the next publish or tick); every tick while the
-// record lists anything. Reading: at most every READ_MIN_MS, parsed only when a record changed.
-// Bounded: MAX_SLOTS VMs, MAX_PUBLISHED lines of each kind per record.
+// Publishing: at once after an end, a hold, a pass after an end or a wake, a tick's pass that
+// changed the held requests (HoldList.version); after a pick or a first
+// token at most every PUBLISH_MIN_MS (a change within goes with the next publish or tick); every
+// PROGRESS_MS while the record lists anything. Reading: at most every READ_MIN_MS, parsed only
+// when a record changed.
+// Bounded: MAX_SLOTS VMs; per record MAX_PUBLISHED streams and ends, the earliest
+// MAX_HELD_PUBLISHED held requests.
 // Failure behaviour: never throws; a line or record that does not parse, or a slot that cannot be
 // claimed, is ignored (those streams are then known by the fleet's counts alone, as before).
 import * as host from "../../host/calls";
 import { OpenStream } from "./open_streams";
 import { Pool } from "../../services/lease/pool";
 
-/** A record not published for this long is a VM gone (a live VM listing anything republishes every
- *  tick: at least every 500 ms). */
+/** A record not published for this long is a VM gone (a live VM writes it at least every 500 ms). */
 export const SIB_STALE_MS: f64 = 1000;
 /** Least ms between two publishes of one pool's record (a change within waits for the next event). */
 export const PUBLISH_MIN_MS: f64 = 1;
-/** Re-read the siblings' records at most this often (ms; the slot wait is reused as long). */
+/** A record listing anything is written again after this long without a change (ms): the streams'
+ *  progress (a reader extrapolates it from the last chunk meanwhile), and a heartbeat. */
+export const PROGRESS_MS: f64 = 100;
+/** Re-read the siblings' records at most this often (ms). */
 const READ_MIN_MS: f64 = 1;
 export const MAX_SLOTS: i32 = 64;
 export const MAX_PUBLISHED: i32 = 256;
+/** Held requests in a record at most: the earliest deadlines (what a sibling's pass plans ahead
+ *  of its own first; under an overload of hundreds held, the rest would cost a parse per read). */
+export const MAX_HELD_PUBLISHED: i32 = 64;
 /** How long a stream's end stays in the record (ms): well past the age of the counts a pass uses
  *  (read every 20 ms while requests are held, with each pick otherwise). */
 export const RECENT_END_MS: f64 = 200;
@@ -78,50 +86,95 @@ export function streamLine(s: OpenStream): string {
     + " " + num(s.firstMs) + " " + num(s.lastMs) + " " + num(<f64>s.tally.events);
 }
 
+/** A cursor over a record's bytes (fields separated by one space, lines by "\n"): read in place,
+ *  without decoding the record or splitting it into strings (a sibling's record is read at every
+ *  change, hundreds of lines under an overload). */
+class Cursor {
+  pos: i32 = 0;
+  constructor(private b: Uint8Array) {}
+
+  get atLineEnd(): bool { return this.pos >= this.b.length || this.b[this.pos] == 10; }
+  peek(): i32 { return this.pos < this.b.length ? <i32>this.b[this.pos] : -1; }
+
+  /** The next field as text ("" when empty); the space after it is consumed. */
+  text(): string {
+    const start = this.pos;
+    while (!this.atLineEnd && this.b[this.pos] != 32) this.pos++;
+    const out = String.UTF8.decode(this.b.buffer.slice(this.b.byteOffset + start, this.b.byteOffset + this.pos));
+    if (!this.atLineEnd) this.pos++;
+    return out;
+  }
+
+  /** The next field as a non-negative integer (what records hold); -1 when it is not one. */
+  num(): f64 {
+    let v: f64 = 0;
+    let digits = 0;
+    while (!this.atLineEnd && this.b[this.pos] != 32) {
+      const d = <i32>this.b[this.pos] - 48;
+      if (d < 0 || d > 9) { this.skipField(); return -1; }
+      v = v * 10 + <f64>d;
+      digits++;
+      this.pos++;
+    }
+    if (!this.atLineEnd) this.pos++;
+    return digits > 0 ? v : -1;
+  }
+
+  private skipField(): void {
+    while (!this.atLineEnd && this.b[this.pos] != 32) this.pos++;
+    if (!this.atLineEnd) this.pos++;
+  }
+
+  /** Moves to the start of the next line; false at the end of the record. */
+  nextLine(): bool {
+    while (this.pos < this.b.length && this.b[this.pos] != 10) this.pos++;
+    if (this.pos >= this.b.length) return false;
+    this.pos++;
+    return true;
+  }
+}
+
 /** Parses a record into `into` (its streams by host), `ends` (its recent ends by host: pick and end
  *  ms in pairs), `held` (its held requests on time, of `pool`) and `holding` (its tag, when it
  *  holds requests), unless it is `ownTag`'s, stale or malformed; returns when it was published,
- *  -1 when it was not parsed. */
-export function parseRecord(text: string, ownTag: string, now: f64, into: Map<string, SiblingStream[]>,
+ *  -1 when it was not parsed. A line that does not parse is skipped. */
+export function parseRecord(value: ArrayBuffer, ownTag: string, now: f64, into: Map<string, SiblingStream[]>,
   ends: Map<string, f64[]> | null = null, held: SiblingHolds | null = null, pool: Pool | null = null,
   holding: string[] | null = null): f64 {
-  const nl = text.indexOf("\n");
-  const head = nl < 0 ? text : text.substring(0, nl);
-  const h = head.split(" ");
-  if (h.length < 2 || h[0].length == 0 || h[0] == ownTag) return -1;
-  const published = F64.parseFloat(h[1]);
-  if (!isFinite(published) || now - published > SIB_STALE_MS) return -1;
-  if (holding !== null && h.length > 2 && h[2] == "1") holding.push(h[0]);
-  if (nl < 0) return published;
-  const lines = text.substring(nl + 1).split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const f = lines[i].split(" ");
-    if (f.length == 2 && f[0].length > 1 && f[0].charCodeAt(0) == 94) { // "^": a held request
-      const deadline = F64.parseFloat(f[1]);
-      if (held !== null && isFinite(deadline)) held.add(f[0].substring(1), deadline, pool);
+  const c = new Cursor(Uint8Array.wrap(value));
+  const tag = c.text();
+  if (tag.length == 0 || tag == ownTag) return -1;
+  const published = c.num();
+  if (published < 0 || now - published > SIB_STALE_MS) return -1;
+  if (!c.atLineEnd && c.num() == 1 && holding !== null) holding.push(tag);
+  const v = new Array<f64>(7);
+  while (c.nextLine()) {
+    const kind = c.peek();
+    if (kind == 94 || kind == 126) { // "^": a held request, "~": an end
+      c.pos++;
+      const addr = c.text();
+      const a = c.num();
+      const b = kind == 126 ? c.num() : 0.0;
+      if (addr.length == 0 || a < 0 || b < 0 || !c.atLineEnd) continue;
+      if (kind == 94) {
+        if (held !== null) held.add(addr, a, pool);
+      } else if (ends !== null) {
+        if (!ends.has(addr)) ends.set(addr, new Array<f64>(0));
+        const list = ends.get(addr);
+        list.push(a);
+        list.push(b);
+      }
       continue;
     }
-    if (f.length == 3 && f[0].length > 1 && f[0].charCodeAt(0) == 126) { // "~": an end
-      const picked = F64.parseFloat(f[1]);
-      const ended = F64.parseFloat(f[2]);
-      if (ends === null || !isFinite(picked) || !isFinite(ended)) continue;
-      const addr = f[0].substring(1);
-      if (!ends.has(addr)) ends.set(addr, new Array<f64>(0));
-      const list = ends.get(addr);
-      list.push(picked);
-      list.push(ended);
-      continue;
+    const addr = c.text();
+    let ok = addr.length > 0;
+    for (let j = 0; ok && j < 7; j++) {
+      v[j] = c.num();
+      if (v[j] < 0) ok = false;
     }
-    if (f.length != 8 || f[0].length == 0) continue;
-    const v = new Array<f64>(7);
-    let ok = true;
-    for (let j = 0; j < 7; j++) {
-      v[j] = F64.parseFloat(f[j + 1]);
-      if (!isFinite(v[j]) || v[j] < 0) { ok = false; break; }
-    }
-    if (!ok) continue;
-    if (!into.has(f[0])) into.set(f[0], new Array<SiblingStream>(0));
-    into.get(f[0]).push(new SiblingStream(v[0], v[1], v[2], v[3], v[4], v[5], v[6]));
+    if (!ok || !c.atLineEnd) continue;
+    if (!into.has(addr)) into.set(addr, new Array<SiblingStream>(0));
+    into.get(addr).push(new SiblingStream(v[0], v[1], v[2], v[3], v[4], v[5], v[6]));
   }
   return published;
 }
@@ -213,7 +266,7 @@ export class SiblingStreams {
     let live = 0;
     for (let i = 0; i < values.length; i++) {
       if (i == this.slot) continue;
-      const at = parseRecord(String.UTF8.decode(values[i]), this.tag, now, into, ends, held, this.pool, holding);
+      const at = parseRecord(values[i], this.tag, now, into, ends, held, this.pool, holding);
       if (at < 0) continue;
       live++;
       if (at < oldest) oldest = at;
@@ -231,6 +284,7 @@ export class SiblingStreams {
 
   /** What the siblings changed on `address` since a count read sent at `sentMs` (netSince). */
   netSince(address: string, sentMs: f64): f64 {
+    if (this.byHost.size == 0 && this.endsByHost.size == 0) return 0;
     return netSince(this.on(address), this.endsByHost.has(address) ? this.endsByHost.get(address) : null, sentMs);
   }
 
@@ -252,13 +306,15 @@ export class SiblingStreams {
     return !(this.alone ? since < SIB_STALE_MS / 2 : (!atOnce && since < PUBLISH_MIN_MS));
   }
 
-  /** Whether a tick should publish: a change waits, the last record listed streams (their
-   *  progress), recent ends or held requests, whether this VM holds changed, or (alone) a
-   *  heartbeat is due. */
+  /** Whether a tick should publish: a change waits, whether this VM holds changed, the last
+   *  record listed anything and is PROGRESS_MS old (the streams' progress), or a heartbeat is due
+   *  (SIB_STALE_MS / 2: the siblings must not take this VM for gone). */
   wantsTick(now: f64): bool {
     if (!this.enabled) return false;
-    if (this.alone) return now - this.lastPublishMs >= SIB_STALE_MS / 2;
-    return this.dirty || this.listed || this.holding != this.publishedHolding;
+    const since = now - this.lastPublishMs;
+    if (since >= SIB_STALE_MS / 2) return true;
+    if (this.alone) return false;
+    return this.dirty || this.holding != this.publishedHolding || (this.listed && since >= PROGRESS_MS);
   }
 
   /** Writes this VM's record of the pool: its open streams (`streams`, by host), recent ends and
@@ -282,7 +338,7 @@ export class SiblingStreams {
     for (let i = 0; i < this.endHosts.length && !this.alone; i++) {
       lines.push("~" + this.endHosts[i] + " " + num(this.endTimes[2 * i]) + " " + num(this.endTimes[2 * i + 1]));
     }
-    for (let i = 0; i < this.heldHosts.length && i < MAX_PUBLISHED && !this.alone; i++) {
+    for (let i = 0; i < this.heldHosts.length && i < MAX_HELD_PUBLISHED && !this.alone; i++) {
       lines.push("^" + this.heldHosts[i] + " " + num(this.heldDeadlines[i]));
     }
     this.listed = lines.length > 1;

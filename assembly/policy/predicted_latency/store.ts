@@ -16,7 +16,7 @@ import { ScriptText } from "../../services/lease/lua_text";
 import { LUA_LIBRARY } from "../../services/lease/scripts";
 import { HostModel, TTFT_K, TPOT_K, emptyStats, fitHosts, foldObservation, parseStats } from "./model";
 import { OpenStream, OpenStreams } from "./open_streams";
-import { SiblingHolds, SiblingStreams } from "./sibling_streams";
+import { MAX_HELD_PUBLISHED, SiblingHolds, SiblingStreams } from "./sibling_streams";
 import { HoldList } from "./hold";
 
 export const MODEL_SCRIPT = new LuaScript("model", new ScriptText("model", gen.MODEL_DEFS), gen.MODEL_SHA, LUA_LIBRARY);
@@ -74,7 +74,8 @@ export class PoolModel {
     sib.heldDeadlines.length = 0;
     const held = this.held;
     if (held !== null) {
-      for (let i = 0; i < held.entries.length; i++) {
+      // In deadline order (the list's), so the record keeps the earliest (MAX_HELD_PUBLISHED).
+      for (let i = 0; i < held.entries.length && sib.heldHosts.length < MAX_HELD_PUBLISHED; i++) {
         const h = held.entries[i];
         if (h.r.pool !== this.pool || h.late || h.host.length == 0 || !isFinite(h.deadlineMs)) continue;
         sib.heldHosts.push(h.host);
@@ -84,9 +85,9 @@ export class PoolModel {
     sib.write(this.streams.lists(), now);
   }
 
-  /** What the sibling VMs changed on `address` since a count read sent at `sentMs`. */
-  siblingNetSince(address: string, sentMs: f64, now: f64): f64 {
-    this.siblings.refresh(now);
+  /** What the sibling VMs changed on `address` since a count read sent at `sentMs` (by their
+   *  records as last read: a pick or pass reads them first). */
+  siblingNetSince(address: string, sentMs: f64): f64 {
     return this.siblings.netSince(address, sentMs);
   }
 
@@ -178,6 +179,8 @@ export class ModelStore {
 
   /** The policy's held requests (published with each pool's record). */
   held: HoldList | null = null;
+  /** The held requests' version the records show. */
+  private heldVersion: i32 = -1;
 
   constructor(public s: SloSettings, stats: Stats, private vmTag: string) {
     this.writes = new ModelWrite(stats);
@@ -194,9 +197,13 @@ export class ModelStore {
     }
   }
 
-  /** The held requests changed (a hold, a pass): every pool's record shows them, and whether
-   *  this VM holds any (its siblings wake it), at once. */
-  heldChanged(now: f64, holding: bool): void {
+  /** After a hold or a pass: every pool's record shows the held requests, and whether this VM
+   *  holds any (its siblings wake it), at once; after a tick's pass only if they changed (a pass
+   *  after an end or a wake writes the streams' progress too, when the siblings' passes run). */
+  heldChanged(now: f64, holding: bool, onlyIfChanged: bool = false): void {
+    const held = this.held;
+    if (held === null || (onlyIfChanged && held.version == this.heldVersion)) return;
+    this.heldVersion = held.version;
     const all = this.pools.values();
     for (let i = 0; i < all.length; i++) {
       all[i].siblings.holding = holding;

@@ -2,8 +2,8 @@
 // lines written and parsed back, stale / own / malformed records and lines ignored, the siblings'
 // held requests in deadline order, the correction of a count read by the siblings' picks and ends,
 // and the slot wait with a sibling's streams (OpenStreams.computeWait).
-import { OpenStream, OpenStreams } from "../policy/predicted_latency/open_streams";
-import { netSince, parseRecord, SIB_STALE_MS, SiblingHolds, SiblingStream, streamLine } from "../policy/predicted_latency/sibling_streams";
+import { OpenStream, OpenStreams, SiblingStream } from "../policy/predicted_latency/open_streams";
+import { netSince, parseRecord, SIB_STALE_MS, SiblingHolds, streamLine } from "../policy/predicted_latency/sibling_streams";
 
 function open(host: string, picked: f64, expected: f64, first: f64): OpenStream {
   const s = new OpenStream(host, picked, expected, 300, 0, 0, 20, 20, 10);

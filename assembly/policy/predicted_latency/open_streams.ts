@@ -11,7 +11,6 @@
 // Failure behaviour: none on the request path (no throw; a missing entry is a no-op).
 import { ResponseTally } from "./response_scan";
 import { remainingDecode, slotWait } from "./slot_wait";
-import { SiblingStream } from "./sibling_streams";
 
 /** Weight of the newest finished stream in a host's mean decode time. */
 const DECODE_ALPHA: f64 = 0.1;
@@ -36,6 +35,12 @@ class CachedWait {
   prefillVersion: i32 = -1;
   prefillSibVersion: i32 = -1;
   prefill: f64 = 0;
+}
+
+/** A sibling VM's stream as its record showed it (sibling_streams.ts). */
+export class SiblingStream {
+  constructor(public pickedMs: f64, public baseTtft: f64, public expected: f64, public uncached: f64,
+    public firstMs: f64, public lastMs: f64, public events: f64) {}
 }
 
 /** One open stream: what the pick knew (the model's features too), and what the response showed. */

@@ -24,7 +24,7 @@
 // Failure behaviour: never throws; a line or record that does not parse, or a slot that cannot be
 // claimed, is ignored (those streams are then known by the fleet's counts alone, as before).
 import * as host from "../../host/calls";
-import { OpenStream } from "./open_streams";
+import { OpenStream, SiblingStream } from "./open_streams";
 import { Pool } from "../../services/lease/pool";
 
 /** A record not published for this long is a VM gone (a live VM writes it at least every 500 ms). */
@@ -68,12 +68,6 @@ export class SiblingHolds {
   }
 
   get length(): i32 { return this.hosts.length; }
-}
-
-/** A sibling VM's stream as its record showed it. */
-export class SiblingStream {
-  constructor(public pickedMs: f64, public baseTtft: f64, public expected: f64, public uncached: f64,
-    public firstMs: f64, public lastMs: f64, public events: f64) {}
 }
 
 function num(v: f64): string {

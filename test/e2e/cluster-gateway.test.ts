@@ -95,7 +95,9 @@ describe("lb_type: cluster through the gateway", () => {
     const g1 = await gateway(cfg);
     const g2 = await gateway(cfg);
     const key = "{higress:adaptive_score_inflight:llm-multi:AdaptiveScore}:load";
-    const pending = Array.from({ length: 6 }, (_, i) => chat(i % 2 === 0 ? g1 : g2, {}, 60));
+    // ~2 s each (200 tokens at a 10 ms step): on a loaded 2-core machine the six picks can be
+    // hundreds of ms apart, and all six must be in flight at once for the poll below to see them.
+    const pending = Array.from({ length: 6 }, (_, i) => chat(i % 2 === 0 ? g1 : g2, {}, 200));
     let during: number[] = [];
     for (let t = 0; t < 100 && during.reduce((a, b) => a + b, 0) < 6; t++) {
       await new Promise((r) => setTimeout(r, 20));

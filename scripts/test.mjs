@@ -49,7 +49,9 @@ function runVitest(name, args) {
   try {
     const j = JSON.parse(readFileSync(report, "utf8"));
     vPassed += j.numPassedTests;
-    vFailed += j.numFailedTests + (j.numFailedTestSuites ?? 0);
+    // A failed test also fails its file and describe blocks: count suites only when no test failed
+    // (a file that could not be collected), so one failed test reads "1 failed", not 3.
+    vFailed += j.numFailedTests > 0 ? j.numFailedTests : (j.numFailedTestSuites ?? 0);
   } catch {
     vFailed += 1;
   }

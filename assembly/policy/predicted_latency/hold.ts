@@ -46,6 +46,13 @@ export class HoldList {
     this.entries[at] = h;
   }
 
+  /** `h`, on the list, now waits for `host` (its last evaluation's choice). */
+  waitFor(h: HeldRequest, host: string): void {
+    if (h.host == host) return;
+    h.host = host;
+    this.version++;
+  }
+
   removeAt(i: i32): HeldRequest {
     this.version++;
     const h = this.entries[i];

@@ -36,14 +36,14 @@ export abstract class HeldJudge {
 }
 
 export class LateBinding {
-  readonly held: HoldList = new HoldList();
   /** During a pass: each candidate set's hosts with a free slot. */
   private readonly passFree: PassFree;
   /** A new configuration replaced this one (retire): nothing is held any more. */
   private retired: bool = false;
 
+  /** `held`: the list of held requests (the policy's, which its sibling records publish). */
   constructor(private readonly cfg: SloSettings, private readonly services: Services, tracker: HostQueue,
-    private readonly judge: HeldJudge) {
+    private readonly judge: HeldJudge, readonly held: HoldList) {
     this.passFree = new PassFree(tracker, <f64>cfg.batchSlots);
   }
 
@@ -143,8 +143,7 @@ export class LateBinding {
         if (e !== null && pass == 0 && e.unmet) { h.late = true; i++; continue; } // after the on-time ones
         if (e !== null && this.mayHold(e, heldMs)) {
           h.late = e.late;
-          const waitsFor = h.c.hosts[e.at];
-          if (waitsFor != h.host) { h.host = waitsFor; this.held.version++; }
+          this.held.waitFor(h, h.c.hosts[e.at]);
           this.plan(h, ahead);
           i++;
           continue;

@@ -181,12 +181,12 @@ export class OpenStreams {
     let others = fleetOthers;
     if (sib !== null) {
       let pendingSib = 0;
-      for (let i = 0; i < sib.length; i++) if (sib[i].firstMs == 0) pendingSib++;
       const started = this.sibBusy;
       started.length = 0;
       for (let i = 0; i < sib.length; i++) {
         const s = sib[i];
-        if (s.firstMs > 0) started.push(remainingDecode(s.expected, s.events, now - s.firstMs, now - s.lastMs, tpot));
+        if (s.firstMs == 0) pendingSib++;
+        else started.push(remainingDecode(s.expected, s.events, now - s.firstMs, now - s.lastMs, tpot));
       }
       const keep = min(started.length, max(0, fleetOthers - pendingSib));
       if (keep < started.length) started.sort((a: f64, b: f64): i32 => a > b ? -1 : (a < b ? 1 : 0));

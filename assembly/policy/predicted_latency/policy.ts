@@ -34,7 +34,7 @@ import { chooseBySlo, Draws, NO_MODEL, PICK_BEST_FIT, PICK_MOST_HEADROOM, PICK_T
 import { Evaluation, fewestInflight, lateReserve, lateToFreeSlot, RequestTerms, waitForSlot } from "./evaluation";
 import { OpenStream } from "./open_streams";
 import { CountsPart, FRESH_COUNTS_MAX, PickReads, PickReadsDone, PrefixPart } from "./pick_reads";
-import { HeldRequest } from "./hold";
+import { HeldRequest, HoldList } from "./hold";
 import { HeldJudge, LateBinding } from "./late_binding";
 import { Pool } from "../../services/lease/pool";
 import { Accounting, ChargeRefused } from "../../services/lease/accounting";
@@ -53,7 +53,7 @@ class TrackerQueue extends HostQueue {
     const counted = this.runtime.inflight.inflight(pool, address, this.accounting.local);
     if (pool === null) return counted + planned(ahead, address);
     // The sibling VMs' picks and ends since the tracker's read was sent (it saw neither).
-    const sib = this.store.of(pool).siblingNetSince(address, this.runtime.inflight.answeredReadMs(pool));
+    const sib = this.store.of(pool).siblings.netSince(address, this.runtime.inflight.answeredReadMs(pool));
     return max(0.0, counted + sib) + planned(ahead, address);
   }
 }
@@ -124,15 +124,14 @@ export class PredictedLatencyPolicy extends Policy {
     runtime.register(new MetricsCache(cfg.metrics), cfg.usesRedis());
     policySeq++;
     const tag = services.accounting.vmTag + "." + policySeq.toString(36);
-    const store = new ModelStore(cfg.slo, services.stats, tag);
+    const held = new HoldList();
+    const store = new ModelStore(cfg.slo, services.stats, tag, held);
     this.store = store;
     this.keyOptions = keyOptionsFrom(cfg.prefix);
     const tracker = new TrackerQueue(runtime, services.accounting, store);
     this.tracker = tracker;
     const judge = new Judge();
-    const late = new LateBinding(cfg.slo, services, tracker, judge);
-    this.late = late;
-    store.held = late.held;
+    this.late = new LateBinding(cfg.slo, services, tracker, judge, held);
     this.wake = new WorkerWake(cfg.slo.shareWorkers && cfg.slo.holdMs > 0, tag);
     judge.policy = this;
   }
@@ -197,7 +196,7 @@ export class PredictedLatencyPolicy extends Policy {
     const e = this.evaluate(r, c, reads, 0, terms, this.late.aheadOf(deadline));
     if (e === null) return Verdict.Rejected;
     if (this.late.tryHold(r, c, reads, now, terms, e)) {
-      this.store.heldChanged(now, true);
+      this.store.heldChanged(now);
       return Verdict.Pending;
     }
     return this.commit(r, c, reads, e, 0, terms);
@@ -273,7 +272,7 @@ export class PredictedLatencyPolicy extends Policy {
   private queueAt(pool: Pool | null, c: CandidateSet, i: i32, reads: PickReads, counts: f64[] | null, ahead: Map<string, f64> | null): f64 {
     const address = c.hosts[i];
     if (counts === null || pool === null) return this.tracker.at(pool, address, ahead);
-    const sib = this.store.of(pool).siblingNetSince(address, reads.sentMs);
+    const sib = this.store.of(pool).siblings.netSince(address, reads.sentMs);
     return max(0.0, this.runtime.inflight.inflightFromRead(pool, address, counts[i], reads.netAtSend[i], this.services.accounting.local) + sib)
       + planned(ahead, address);
   }
@@ -306,7 +305,7 @@ export class PredictedLatencyPolicy extends Policy {
       e.ttft[at], e.tpot[at], e.prefill[at]);
     this.observations.set(changetype<usize>(r), stream);
     model.streams.add(stream);
-    model.publishStreams(now);
+    model.publish(now);
     this.runtime.inflight.notePick(r.pool, chosen, <f64>r.cost);
     if (reads.keys.length > 0) recordPrefix(this.cfg, r, reads.keys, reads.values, chosen, this.writes);
     // The TTFT reported is the client's as predicted now: the time held plus the pod's.
@@ -372,15 +371,15 @@ export class PredictedLatencyPolicy extends Policy {
 
   onTick(now: f64): void {
     if (this.late.held.length == 0) {
-      this.store.onTick(now, false);
+      this.store.onTick(now);
       return;
     }
     // Other gateways' streams end too: while requests are held, the fleet's counts are read more often.
     this.runtime.inflight.tick(now, HOLD_COUNTS_MS);
     this.late.release(now);
-    this.store.heldChanged(now, this.late.held.length > 0, true);
+    this.store.heldChanged(now, true);
     // The records for the sibling VMs: the streams' progress, a heartbeat.
-    this.store.onTick(now, this.late.held.length > 0);
+    this.store.onTick(now);
   }
 
   /** Replaced by a new configuration: the requests held go on at once, to the route's own balancing. */
@@ -400,7 +399,7 @@ export class PredictedLatencyPolicy extends Policy {
     const now = host.nowMillis();
     if (o.firstMs == 0 && chunk.length > 0) {
       o.firstMs = now;
-      this.store.of(r.pool).publishStreams(now);
+      this.store.of(r.pool).publish(now);
     }
     if (chunk.length > 0) o.lastMs = now;
     o.tally.scan(chunk);
@@ -432,7 +431,7 @@ export class PredictedLatencyPolicy extends Policy {
   /** A pass over the held requests; the siblings see what is still held. */
   private releaseHeld(now: f64): void {
     this.late.release(now);
-    this.store.heldChanged(now, this.late.held.length > 0);
+    this.store.heldChanged(now);
   }
 
   private learn(r: LbRequest): void {

@@ -197,7 +197,7 @@ export class SiblingStreams {
   held: SiblingHolds = new SiblingHolds();
   /** Tags of the siblings that hold requests (to wake at this VM's stream ends). */
   holdingTags: string[] = [];
-  /** Whether this VM holds requests (in its record's head). */
+  /** Whether this VM holds requests (in its record's head; set before a write). */
   holding: bool = false;
   private publishedHolding: bool = false;
   /** The last record listed streams, ends or held requests (a tick republishes it). */
@@ -302,13 +302,14 @@ export class SiblingStreams {
 
   /** Whether a tick should publish: a change waits, whether this VM holds changed, the last
    *  record listed anything and is PROGRESS_MS old (the streams' progress), or a heartbeat is due
-   *  (SIB_STALE_MS / 2: the siblings must not take this VM for gone). */
-  wantsTick(now: f64): bool {
+   *  (SIB_STALE_MS / 2: the siblings must not take this VM for gone). `holding`: whether this VM
+   *  holds requests now. */
+  wantsTick(now: f64, holding: bool): bool {
     if (!this.enabled) return false;
     const since = now - this.lastPublishMs;
     if (since >= SIB_STALE_MS / 2) return true;
     if (this.alone) return false;
-    return this.dirty || this.holding != this.publishedHolding || (this.listed && since >= PROGRESS_MS);
+    return this.dirty || holding != this.publishedHolding || (this.listed && since >= PROGRESS_MS);
   }
 
   /** Writes this VM's record of the pool: its open streams (`streams`, by host), recent ends and
@@ -370,24 +371,18 @@ export class SiblingStreams {
   }
 }
 
-/** The first line of a record, split at spaces (decoded alone: the rest may be long). */
-function recordHead(value: ArrayBuffer): string[] {
-  const bytes = Uint8Array.wrap(value);
-  let end = 0;
-  while (end < bytes.length && bytes[end] != 10) end++;
-  return String.UTF8.decode(value.slice(0, end)).split(" ");
-}
-
-/** The tag of a record ("" when malformed). */
+/** The tag of a record ("" when its head is malformed). */
 function recordTag(value: ArrayBuffer): string {
-  const h = recordHead(value);
-  return h.length >= 2 ? h[0] : "";
+  const c = new Cursor(Uint8Array.wrap(value));
+  const tag = c.text();
+  return c.num() >= 0 ? tag : "";
 }
 
 /** Whether a slot's record may be taken: this VM's, malformed or stale. */
 function claimable(value: ArrayBuffer, tag: string, now: f64): bool {
-  const h = recordHead(value);
-  if (h.length < 2 || h[0] == tag) return true;
-  const published = F64.parseFloat(h[1]);
-  return !isFinite(published) || now - published > SIB_STALE_MS;
+  const c = new Cursor(Uint8Array.wrap(value));
+  const owner = c.text();
+  const published = c.num();
+  if (owner.length == 0 || published < 0 || owner == tag) return true;
+  return now - published > SIB_STALE_MS;
 }

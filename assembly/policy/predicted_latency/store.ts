@@ -54,7 +54,7 @@ export class PoolModel {
   private fitted: HostModel[] = [];
 
   constructor(public pool: Pool | null, public s: SloSettings, private writes: ModelWrite, vmTag: string,
-    private held: HoldList | null) {
+    private held: HoldList) {
     this.key = pool !== null ? pool.ns + ":lat" : "";
     this.siblings = new SiblingStreams(pool !== null ? pool.ns : "", vmTag, s.shareWorkers, pool);
   }
@@ -73,26 +73,16 @@ export class PoolModel {
     sib.heldHosts.length = 0;
     sib.heldDeadlines.length = 0;
     const held = this.held;
-    if (held !== null) {
-      // In deadline order (the list's), so the record keeps the earliest (MAX_HELD_PUBLISHED).
-      for (let i = 0; i < held.entries.length && sib.heldHosts.length < MAX_HELD_PUBLISHED; i++) {
-        const h = held.entries[i];
-        if (h.r.pool !== this.pool || h.late || h.host.length == 0 || !isFinite(h.deadlineMs)) continue;
-        sib.heldHosts.push(h.host);
-        sib.heldDeadlines.push(h.deadlineMs);
-      }
+    sib.holding = held.length > 0;
+    // In deadline order (the list's), so the record keeps the earliest (MAX_HELD_PUBLISHED).
+    for (let i = 0; i < held.entries.length && sib.heldHosts.length < MAX_HELD_PUBLISHED; i++) {
+      const h = held.entries[i];
+      if (h.r.pool !== this.pool || h.late || h.host.length == 0 || !isFinite(h.deadlineMs)) continue;
+      sib.heldHosts.push(h.host);
+      sib.heldDeadlines.push(h.deadlineMs);
     }
     sib.write(this.streams.lists(), now);
   }
-
-  /** What the sibling VMs changed on `address` since a count read sent at `sentMs` (by their
-   *  records as last read: a pick or pass reads them first). */
-  siblingNetSince(address: string, sentMs: f64): f64 {
-    return this.siblings.netSince(address, sentMs);
-  }
-
-  /** This VM's streams changed: the siblings see them. */
-  publishStreams(now: f64): void { this.publish(now); }
 
   private of(address: string): HostStats {
     if (this.hosts.has(address)) return this.hosts.get(address);
@@ -177,38 +167,30 @@ export class ModelStore {
   private pools: Map<string, PoolModel> = new Map();
   private readonly writes: ModelWrite;
 
-  /** The policy's held requests (published with each pool's record). */
-  held: HoldList | null = null;
   /** The held requests' version the records show. */
   private heldVersion: i32 = -1;
 
-  constructor(public s: SloSettings, stats: Stats, private vmTag: string) {
+  /** `held`: the policy's held requests (published with each pool's record). */
+  constructor(public s: SloSettings, stats: Stats, private vmTag: string, private held: HoldList) {
     this.writes = new ModelWrite(stats);
   }
 
   /** Every tick: each pool's record is republished while it lists anything (the streams'
    *  progress) or when whether this VM holds requests changed. */
-  onTick(now: f64, holding: bool): void {
+  onTick(now: f64): void {
+    const holding = this.held.length > 0;
     const all = this.pools.values();
-    for (let i = 0; i < all.length; i++) {
-      const sib = all[i].siblings;
-      sib.holding = holding;
-      if (sib.wantsTick(now)) all[i].publish(now, true);
-    }
+    for (let i = 0; i < all.length; i++) if (all[i].siblings.wantsTick(now, holding)) all[i].publish(now, true);
   }
 
   /** After a hold or a pass: every pool's record shows the held requests, and whether this VM
    *  holds any (its siblings wake it), at once; after a tick's pass only if they changed (a pass
    *  after an end or a wake writes the streams' progress too, when the siblings' passes run). */
-  heldChanged(now: f64, holding: bool, onlyIfChanged: bool = false): void {
-    const held = this.held;
-    if (held === null || (onlyIfChanged && held.version == this.heldVersion)) return;
-    this.heldVersion = held.version;
+  heldChanged(now: f64, onlyIfChanged: bool = false): void {
+    if (onlyIfChanged && this.held.version == this.heldVersion) return;
+    this.heldVersion = this.held.version;
     const all = this.pools.values();
-    for (let i = 0; i < all.length; i++) {
-      all[i].siblings.holding = holding;
-      all[i].publish(now, true);
-    }
+    for (let i = 0; i < all.length; i++) all[i].publish(now, true);
   }
 
   /** A sibling woke this VM: every pool's records are read again at the next pick or pass. */

@@ -113,6 +113,27 @@ describe("predicted_latency across the workers of one Envoy (sloShareWorkers)", 
     }
   });
 
+  it("a lease refused for want of a slot is no stream end in the record (the siblings' counts never held it)", async () => {
+    const h = await twoWorkers(1, { sloHoldMs: 2000 });
+    const busy = postChat(h, CHAT_BODY, LOOSE, 0).s;
+    await h.redisIdle();
+    start(busy);
+    const held = postChat(h, CHAT_BODY, LOOSE, 0).s;
+    await h.redisIdle();
+    expect(held.forwarded).toBeNull();
+    // Another gateway takes the slot as it frees: worker 0's pass sends `held`, Redis refuses it.
+    await t.client.zincrby(`${NS}:load`, 1, "10.0.0.1:8000");
+    h.advance(5);
+    const endedAt = h.now;
+    finish(busy);
+    await h.redisIdle();
+    expect(held.forwarded).toBeNull();
+    expect(h.metric("llmlb_slo_slot_refused_total")).toBe(1);
+    const ends = records(h).flatMap((r) => r.split("\n")).filter((l) => l.startsWith("~")).map((l) => l.split(" ").map(Number));
+    expect(ends.some(([, , end]) => end === endedAt)).toBe(true); // busy's end is there...
+    expect(ends.filter(([, picked]) => picked >= endedAt)).toEqual([]); // ...the refused one is not
+  });
+
   it("without sloShareWorkers the worker whose stream ended takes the slot for its own request", async () => {
     const { loose, tight } = await freedSlotGoesTo(false);
     expect(loose).toBe(true);

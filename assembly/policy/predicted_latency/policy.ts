@@ -329,7 +329,8 @@ export class PredictedLatencyPolicy extends Policy {
    */
   holdAgain(h: HeldRequest, load: f64): void {
     const r = h.r;
-    this.takeStream(r);
+    const o = this.takeStream(r);
+    if (o !== null) this.store.of(r.pool).streamWithdrawn(o, host.nowMillis());
     this.runtime.inflight.noteRelease(r.pool, h.host, <f64>r.cost);
     this.services.stats.sloSlotRefused();
     this.noteRefusedCount(h, load);
@@ -359,13 +360,13 @@ export class PredictedLatencyPolicy extends Policy {
     reads.sentMs = host.nowMillis();
   }
 
-  /** The open stream of `r` (its observation), taken off the pool's streams; null: none. */
+  /** The open stream of `r` (its observation), no longer this request's; null: none. The caller
+   *  takes it off the pool's streams (an end, or a lease refused). */
   private takeStream(r: LbRequest): OpenStream | null {
     const k = changetype<usize>(r);
     if (!this.observations.has(k)) return null;
     const o = this.observations.get(k);
     this.observations.delete(k);
-    this.store.of(r.pool).streamEnded(o, host.nowMillis());
     return o;
   }
 
@@ -435,10 +436,10 @@ export class PredictedLatencyPolicy extends Policy {
   }
 
   private learn(r: LbRequest): void {
-    const taken = this.takeStream(r);
-    if (taken === null) return;
-    const o = taken;
+    const o = this.takeStream(r);
+    if (o === null) return;
     const model = this.store.of(r.pool);
+    model.streamEnded(o, host.nowMillis());
     if (o.status != 200 || o.endMs == 0 || o.firstMs == 0 || r.pickedAtMs <= 0) return;
     const tokens = <f64>o.tally.tokens();
     let ttftY: f64 = -1;

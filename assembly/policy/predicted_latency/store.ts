@@ -66,6 +66,13 @@ export class PoolModel {
     this.publish(now, true);
   }
 
+  /** This VM's stream `st` never started: its lease was refused (no free slot), so no count ever
+   *  held it and its going is no end for the siblings to take off a count. */
+  streamWithdrawn(st: OpenStream, now: f64): void {
+    this.streams.remove(st);
+    this.publish(now, true);
+  }
+
   /** Publishes this VM's streams and held requests on time of the pool (throttled unless `atOnce`). */
   publish(now: f64, atOnce: bool = false): void {
     const sib = this.siblings;

@@ -6,7 +6,7 @@
 // Compared: predicted_latency, endpoint_metrics (utilization scoring), prefix_cache.
 // Reports SLO attainment, goodput, TTFT/TPOT p50/p90 and predicted_latency's TTFT prediction error.
 // Run: npm run bench -- slo-hetero [--rate R] [--seconds S] [--seeds 11,12] [--policies a,b]
-// [--slo-config JSON] [--find-capacity] [--two-chunk-body] [--gateways G] [--workers W] [--tight-on-fast] [--wall]. Virtual time by default (simulated ms, seeded);
+// [--slo-config JSON] [--find-capacity] [--two-chunk-body] [--gateways G] [--workers W] [--replica-share-ms D] [--tight-on-fast] [--wall]. Virtual time by default (simulated ms, seeded);
 // --tight-on-fast: a relaxation for the SLO bound: only the tight half, on the 2 fast pods alone.
 // --wall: the real local gateway, wall ms = simulated ms (timeScale 1), seed 11 only.
 import http from "node:http";
@@ -15,7 +15,7 @@ import { randomWords } from "../workloads/text.js";
 import { startTopology } from "../topology.js";
 import type { PolicyName } from "../policies.js";
 import { pct, sloRequest } from "./client.js";
-import { clientTimes, runSloJobs, saturatedThroughput, type SloFleet } from "./virtual-run.js";
+import { clientTimes, runSloJobs, saturatedThroughput, type SloFleet, type SloRunOptions } from "./virtual-run.js";
 
 export const HETERO_TOPOLOGY = {
   pods: 4, profile: "llama-8b-h100", profileOverrides: { maxNumSeqs: 4 }, timeScale: 1, seed: 7, gateways: 1,
@@ -94,17 +94,19 @@ const WARM_SECONDS = 5;
 /** Only TPOT 11 ms pods serve the tight half: HETERO_FLEET's fast pods (1 and 3) without the slow ones. */
 const FAST_PODS: SloFleet = { ...HETERO_FLEET, pods: 2, slowPods: [] };
 
-/**
- * Virtual time: the warm-up jobs, then the measured ones right after (one continuous arrival
- * stream). `tightOnFast`: only the tight jobs, on FAST_PODS (no loose request takes a fast pod).
- */
-export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds: number, seed: number, lbConfig?: Record<string, unknown>, tokenChunks = true, gateways = 1, tightOnFast = false, workers = 1): Promise<HeteroRow & { wallMs: number }> {
+/** How a virtual run is laid out (SloRunOptions'), and `tightOnFast`: only the tight jobs, on
+ *  FAST_PODS (no loose request takes a fast pod). */
+export type HeteroLayout = Pick<SloRunOptions, "tokenChunks" | "gateways" | "workers" | "replicaShareMs"> & { tightOnFast?: boolean };
+
+/** Virtual time: the warm-up jobs, then the measured ones right after (one continuous arrival stream). */
+export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds: number, seed: number, lbConfig?: Record<string, unknown>, layout: HeteroLayout = {}): Promise<HeteroRow & { wallMs: number }> {
+  const { tightOnFast = false, ...shape } = layout;
   const keep = (j: Job) => !tightOnFast || j.cls.endsWith("/tight");
   const warm = heteroJobs(rate, WARM_SECONDS, seed + 1).filter(keep);
   const jobs = heteroJobs(rate, seconds, seed).filter(keep).map((j) => ({ ...j, at: j.at + WARM_SECONDS * 1000 }));
   const all = [...warm, ...jobs];
   const run = await runSloJobs({
-    policy, lbConfig, seed, fleet: tightOnFast ? FAST_PODS : HETERO_FLEET, tokenChunks, gateways, workers,
+    ...shape, policy, lbConfig, seed, fleet: tightOnFast ? FAST_PODS : HETERO_FLEET,
     jobs: all.map((j) => ({ at: j.at, prompt: j.prompt, maxTokens: j.maxTokens, headers: sloHeaders(j) })),
   });
   const seen: Seen[] = run.outcomes.slice(warm.length).map((o, i) => {
@@ -161,6 +163,10 @@ export async function heteroMain(args: string[]): Promise<void> {
   // --workers W: each gateway's worker threads, one plugin VM each (as Envoy's), sharing its shared data.
   const workers = Number(arg(args, "--workers", "1"));
   const tightOnFast = args.includes("--tight-on-fast");
+  // --replica-share-ms D (a what-if, virtual time): the gateways share their shared data, each
+  // seeing the others' writes D ms late, as records shared through Redis would be (RESULTS 12.1).
+  const share = arg(args, "--replica-share-ms", "");
+  const replicaShareMs = share === "" ? undefined : Number(share);
   if (args.includes("--find-capacity")) {
     for (const seed of arg(args, "--seeds", "11,12").split(",").map(Number)) {
       const cap = await heteroCapacity(Number(arg(args, "--rate", "40")), Number(arg(args, "--seconds", "60")), seed);
@@ -175,13 +181,13 @@ export async function heteroMain(args: string[]): Promise<void> {
   // lb_config override for predicted_latency (and _hold), e.g. --slo-config '{"sloPick":"most_headroom"}'.
   // The engines run 4 batch slots (HETERO_FLEET): the model is told, as an operator would.
   const sloConfig = { modelBatchSlots: 4, ...JSON.parse(arg(args, "--slo-config", "{}")) as Record<string, unknown> };
-  console.log(`${wall ? `wall clock, ${workers} worker(s)` : "virtual time"}, ${rate} req/s for ${seconds} s${wall ? "" : ` after ${WARM_SECONDS} s of warm-up, body ${tokenChunks ? "one chunk per token" : "in two chunks"}, ${gateways} gateway(s) x ${workers} worker(s)`}${tightOnFast ? ", only the tight requests, on the 2 fast pods alone" : ""}`);
+  console.log(`${wall ? `wall clock, ${workers} worker(s)` : "virtual time"}, ${rate} req/s for ${seconds} s${wall ? "" : ` after ${WARM_SECONDS} s of warm-up, body ${tokenChunks ? "one chunk per token" : "in two chunks"}, ${gateways} gateway(s) x ${workers} worker(s)`}${replicaShareMs === undefined ? "" : `, shared data across gateways ${replicaShareMs} ms late (what-if)`}${tightOnFast ? ", only the tight requests, on the 2 fast pods alone" : ""}`);
   console.log(`| policy | seed | requests | failed | SLO attainment | goodput (req/s) | TTFT p50 / p90 (ms) | TPOT p50 / p90 (ms) | TTFT prediction error p50 / p90 |`);
   console.log(`|---|---|---|---|---|---|---|---|---|`);
   for (const seed of wall ? [11] : seeds) {
     for (const p of policies) {
       const cfg = p.startsWith("predicted_latency") ? sloConfig : undefined;
-      const r = wall ? await runHetero(p, rate, seconds, seed, cfg, workers) : await runHeteroVirtual(p, rate, seconds, seed, cfg, tokenChunks, gateways, tightOnFast, workers);
+      const r = wall ? await runHetero(p, rate, seconds, seed, cfg, workers) : await runHeteroVirtual(p, rate, seconds, seed, cfg, { tokenChunks, gateways, workers, tightOnFast, replicaShareMs });
       const f = (v: number) => v.toFixed(1);
       console.log(`| ${r.policy} | ${seed} | ${r.requests} | ${r.failed} | ${(r.attainment * 100).toFixed(1)}% | ${r.goodput.toFixed(2)} | ${f(r.ttftP50)} / ${f(r.ttftP90)} | ${f(r.tpotP50)} / ${f(r.tpotP90)} | ${r.predErrP90 === null ? "-" : (r.predErrP50! * 100).toFixed(0) + "% / " + (r.predErrP90 * 100).toFixed(0) + "%"} |`);
     }

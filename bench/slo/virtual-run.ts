@@ -22,6 +22,7 @@ import { VirtualFleet } from "../virtual/virtual-fleet.js";
 import { VirtualGateway, type VirtualOutcome } from "../virtual/virtual-gateway.js";
 import { VirtualLua } from "../virtual/virtual-lua.js";
 import { VirtualPickerFront } from "../virtual/virtual-picker.js";
+import { ReplicaSharedData } from "../virtual/replica-shared-data.js";
 import { DEFAULT_REDIS_RTT_MS } from "../virtual/run-virtual.js";
 
 export interface SloJob {
@@ -51,6 +52,9 @@ export interface SloRunOptions {
   gateways?: number;
   /** Worker VMs per gateway (one Envoy's worker threads: they share its shared data). */
   workers?: number;
+  /** A what-if: the gateways share one shared data, each seeing the others' writes this many ms
+   *  late (replica-shared-data.ts); undefined: each its own, as Envoys' are. */
+  replicaShareMs?: number;
   drainMs?: number;
   /** Response bodies to the plugin one chunk per token (default true: as Envoy streams them); false: first token, then the rest at the end. */
   tokenChunks?: boolean;
@@ -84,8 +88,9 @@ export async function runSloJobs(o: SloRunOptions): Promise<SloRun> {
       wasmCache ??= new Uint8Array(fs.readFileSync(path.join(REPO_ROOT, WASM_PATH)));
       const base = policy.plugin && redis ? policy.plugin(redis.port) : null;
       const pluginConfig = base && o.lbConfig ? { ...base, lb_config: { ...(base.lb_config as Record<string, unknown>), ...o.lbConfig } } : base;
+      const across = o.replicaShareMs === undefined ? null : new ReplicaSharedData(() => clock.now(), o.replicaShareMs);
       for (let g = 0; g < (o.gateways ?? 1); g++) {
-        gateways.push(await VirtualGateway.create({ index: g, clock, fleet, redis: link, clusterLb: policy.clusterLb, pluginConfig, wasm: wasmCache, workers: o.workers ?? 1, seed: o.seed, tokenChunks: o.tokenChunks ?? true }));
+        gateways.push(await VirtualGateway.create({ index: g, clock, fleet, redis: link, clusterLb: policy.clusterLb, pluginConfig, wasm: wasmCache, workers: o.workers ?? 1, seed: o.seed, tokenChunks: o.tokenChunks ?? true, sharedData: across?.view(g) }));
       }
     }
     const outcomes = new Array<VirtualOutcome>(o.jobs.length);

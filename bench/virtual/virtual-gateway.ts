@@ -15,6 +15,7 @@ import type { HostBackend, HttpCalloutRequest, HttpCalloutResponse, RouteMatch, 
 import { WasmResult } from "../../host-test/abi/constants.js";
 import { HeaderMap } from "../../host-test/abi/header-map.js";
 import { PluginHost } from "../../host-test/abi/plugin-host.js";
+import type { SharedDataStore } from "../../host-test/abi/shared-data.js";
 import type { HttpStream, LocalReply, StreamEnding, StreamSink } from "../../host-test/abi/stream.js";
 import { decideUpstream } from "../../host-test/abi/upstream-selection.js";
 import { LocalLoadBalancer, type LbPolicy } from "../../host-test/gateway/local-lb.js";
@@ -89,6 +90,8 @@ export interface VirtualGatewayOptions {
   seed: number;
   /** Response body to the filter one chunk per token (default: first token, then the rest at the end). */
   tokenChunks?: boolean;
+  /** The shared data its VMs reach (default: its own, as an Envoy's is per process). */
+  sharedData?: SharedDataStore;
 }
 
 export class VirtualGateway {
@@ -105,6 +108,7 @@ export class VirtualGateway {
     const backend = new VirtualBackend(o.clock, o.fleet, o.redis, (o.seed * 7919 + o.index * 104729) >>> 0);
     const plugin = o.pluginConfig === null ? null : await PluginHost.load(o.wasm, backend, {
       workers: o.workers, pluginName: "llm-lb", configuration: JSON.stringify(o.pluginConfig), logLevel: "warn",
+      sharedData: o.sharedData ?? null,
     });
     if (plugin && plugin.configured.some((ok) => !ok)) {
       const why = plugin.logs.query("warn").map((r) => r.message).join("; ");

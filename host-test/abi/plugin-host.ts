@@ -19,7 +19,7 @@ import type { AbiVersion, LogLevelName } from "./constants.js";
 import type { HostBackend } from "./backend.js";
 import { LogSink, type LogRecord } from "./logs.js";
 import { MetricsRegistry } from "./metrics.js";
-import { SharedData, SharedQueues } from "./shared-data.js";
+import { SharedData, SharedQueues, type SharedDataStore } from "./shared-data.js";
 import { HttpStream, type StreamFacts, type StreamSink } from "./stream.js";
 import { WasmVm } from "./vm.js";
 import { HIGRESS_PROFILE, type EnvoyProfile } from "./envoy-profile.js";
@@ -43,6 +43,9 @@ export interface PluginOptions {
   logEcho: ((r: LogRecord) => void) | null;
   /** Tag names the gateway's bootstrap turns into labels (Istio/Higress `extraStatTags`, see metrics.ts). */
   extraStatTags: readonly string[];
+  /** The shared data the VMs reach; null (default): this host's own, as Envoy's is per process.
+   *  Only benchmarks give another (bench/virtual/replica-shared-data.ts: a what-if). */
+  sharedData: SharedDataStore | null;
 }
 
 /** The `extraStatTags` README's deployment section asks for: the labels of the plugin's stats. */
@@ -61,13 +64,14 @@ export const DEFAULT_PLUGIN_OPTIONS: PluginOptions = {
   nodeId: "host-test",
   logEcho: null,
   extraStatTags: LLMLB_STAT_TAGS,
+  sharedData: null,
 };
 
 export class PluginHost {
   readonly vms: WasmVm[] = [];
   readonly configured: boolean[] = [];
   readonly metrics: MetricsRegistry;
-  readonly sharedData = new SharedData();
+  readonly sharedData: SharedDataStore;
   readonly queues = new SharedQueues();
   readonly logs: LogSink;
   /** VMs re-created after a failure (all workers). */
@@ -79,6 +83,7 @@ export class PluginHost {
     private readonly module: WebAssembly.Module) {
     this.logs = new LogSink(options.logLevel, options.logEcho);
     this.metrics = new MetricsRegistry(options.extraStatTags);
+    this.sharedData = options.sharedData ?? new SharedData();
   }
 
   static async load(wasm: Uint8Array | string, backend: HostBackend, options: Partial<PluginOptions> = {}): Promise<PluginHost> {

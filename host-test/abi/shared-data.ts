@@ -2,7 +2,13 @@
 // src/shared_data.cc, src/shared_queue.cc). Failure behaviour: statuses, never throws.
 import { WasmResult } from "./constants.js";
 
-export class SharedData {
+/** What a VM's shared-data calls reach (per process and vm_id in Envoy; a bench may give another). */
+export interface SharedDataStore {
+  get(vmId: string, key: string): { status: number; value?: Buffer; cas?: number };
+  set(vmId: string, key: string, value: Buffer, cas: number): number;
+}
+
+export class SharedData implements SharedDataStore {
   private maps = new Map<string, Map<string, { value: Buffer; cas: number }>>();
   private nextCas = 1;
 

@@ -174,6 +174,13 @@ export class Plugin {
   }
 
   /** proxy_on_queue_ready: a sibling VM woke a policy (predicted_latency's worker wake). */
+  /** Its root context is deleted (a new configuration's root took over, its streams ended): the
+   *  policies' state that outlives them elsewhere (their gauges) is let go. */
+  close(): void {
+    const policies = this.policies.values();
+    for (let i = 0; i < policies.length; i++) policies[i].retire();
+  }
+
   onQueueReady(token: u32, now: f64): void {
     const policies = this.policies.values();
     for (let i = 0; i < policies.length; i++) if (policies[i].onQueueReady(token, now)) break;

@@ -59,6 +59,7 @@ export class Stats extends RedisObserver {
   private sloHeldNow: u32;
   private sloHold: u32;
   private sloSlotRefusedTotal: u32;
+  private sloWorkersSharing: u32;
 
   constructor() {
     super();
@@ -86,6 +87,7 @@ export class Stats extends RedisObserver {
     this.sloHeldNow = host.defineMetric(G, "llmlb_slo_held");
     this.sloHold = host.defineMetric(H, "llmlb_slo_hold_ms");
     this.sloSlotRefusedTotal = host.defineMetric(C, "llmlb_slo_slot_refused_total");
+    this.sloWorkersSharing = host.defineMetric(G, "llmlb_slo_workers_sharing");
   }
 
   /** At configuration: the policy's counters (its known reasons at 0) exist before traffic. */
@@ -130,6 +132,9 @@ export class Stats extends RedisObserver {
   sloHeld(): void { host.incrementMetric(this.sloHeldNow, 1); }
   /** A request sent to a free slot found it taken by another VM (Redis refused the charge): held again. */
   sloSlotRefused(): void { host.incrementMetric(this.sloSlotRefusedTotal, 1); }
+  /** A pool's record of this VM started (+1) or stopped (-1) seeing another worker's record
+   *  (sloShareWorkers): the gauge is the worker VMs that share, per pool. */
+  sloSharing(delta: i64): void { host.incrementMetric(this.sloWorkersSharing, delta); }
   /** A held request stopped waiting, however (sent, shed, gone, new configuration). */
   sloHoldEnded(heldMs: f64): void {
     host.incrementMetric(this.sloHeldNow, -1);

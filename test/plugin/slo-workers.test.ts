@@ -134,6 +134,27 @@ describe("predicted_latency across the workers of one Envoy (sloShareWorkers)", 
     expect(ends.filter(([, picked]) => picked >= endedAt)).toEqual([]); // ...the refused one is not
   });
 
+  it("counts the workers that share in llmlb_slo_workers_sharing, and none once their configuration is replaced", async () => {
+    for (const [workers, share, expected] of [[2, true, 2], [2, false, 0], [1, true, 0]] as const) {
+      const h = await twoWorkers(2, { sloShareWorkers: share }, workers);
+      // Each worker picks (and reads the records) after the other has written its own.
+      for (const vm of [0, 1, 0]) {
+        const s = postChat(h, CHAT_BODY, LOOSE, vm % workers).s;
+        await h.redisIdle();
+        start(s);
+        finish(s);
+        await h.redisIdle();
+      }
+      expect(h.metric("llmlb_slo_workers_sharing")).toBe(expected);
+      if (expected > 0) {
+        h.updateConfiguration(h.plugin.options.configuration);
+        expect(h.metric("llmlb_slo_workers_sharing")).toBe(0);
+      }
+      h.close();
+      t.host = null;
+    }
+  });
+
   it("without sloShareWorkers the worker whose stream ended takes the slot for its own request", async () => {
     const { loose, tight } = await freedSlotGoesTo(false);
     expect(loose).toBe(true);

@@ -384,7 +384,10 @@ export class PredictedLatencyPolicy extends Policy {
   }
 
   /** Replaced by a new configuration: the requests held go on at once, to the route's own balancing. */
-  retire(): void { this.late.retire(); }
+  retire(): void {
+    this.late.retire();
+    this.store.retire();
+  }
 
   onResponseHeaders(r: LbRequest, status: i32): void {
     const k = changetype<usize>(r);

@@ -26,6 +26,7 @@
 import * as host from "../../host/calls";
 import { OpenStream, SiblingStream } from "./open_streams";
 import { Pool } from "../../services/lease/pool";
+import { Stats } from "../../services/stats";
 
 /** A record not published for this long is a VM gone (a live VM writes it at least every 500 ms). */
 export const SIB_STALE_MS: f64 = 1000;
@@ -221,11 +222,29 @@ export class SiblingStreams {
    *  heartbeat every SIB_STALE_MS / 2 that tells a sibling it exists, so a lone VM (the common
    *  case of one worker) does not write its streams and held requests at every change. */
   private alone: bool = true;
+  /** Counted in the stats' llmlb_slo_workers_sharing (it sees a sibling; not retired). */
+  private counted: bool = false;
+  private retired: bool = false;
   private readonly prefix: string;
 
   /** `enabled` false (sloShareWorkers): nothing published, nothing read. */
-  constructor(ns: string, private tag: string, public enabled: bool = true, private pool: Pool | null = null) {
+  constructor(ns: string, private tag: string, public enabled: bool = true, private pool: Pool | null = null,
+    private stats: Stats | null = null) {
     this.prefix = "llmlb:sib:" + ns + ":";
+  }
+
+  /** Its policy was replaced by a new configuration: no longer counted as sharing (its record
+   *  still shows its open streams until they end). */
+  retire(): void {
+    this.retired = true;
+    this.count(false);
+  }
+
+  private count(sharing: bool): void {
+    const stats = this.stats;
+    if (stats === null || sharing == this.counted || (sharing && this.retired)) return;
+    this.counted = sharing;
+    stats.sloSharing(sharing ? 1 : -1);
   }
 
   /** The siblings' streams on `address` (null: none known). */
@@ -269,6 +288,7 @@ export class SiblingStreams {
     // A sibling appeared: publish at once (it learns of this VM's streams now, not at a heartbeat).
     if (this.alone && live > 0) { this.lastPublishMs = -1e18; this.dirty = true; }
     this.alone = live == 0;
+    this.count(!this.alone);
     this.byHost = into;
     this.endsByHost = ends;
     this.held = held;

@@ -56,7 +56,7 @@ export class PoolModel {
   constructor(public pool: Pool | null, public s: SloSettings, private writes: ModelWrite, vmTag: string,
     private held: HoldList) {
     this.key = pool !== null ? pool.ns + ":lat" : "";
-    this.siblings = new SiblingStreams(pool !== null ? pool.ns : "", vmTag, s.shareWorkers, pool);
+    this.siblings = new SiblingStreams(pool !== null ? pool.ns : "", vmTag, s.shareWorkers, pool, writes.stats);
   }
 
   /** This VM's stream `s` ended: off the open streams, into the record's recent ends. */
@@ -198,6 +198,12 @@ export class ModelStore {
     this.heldVersion = this.held.version;
     const all = this.pools.values();
     for (let i = 0; i < all.length; i++) all[i].publish(now, true);
+  }
+
+  /** Replaced by a new configuration: its records no longer count as workers sharing. */
+  retire(): void {
+    const all = this.pools.values();
+    for (let i = 0; i < all.length; i++) all[i].siblings.retire();
   }
 
   /** A sibling woke this VM: every pool's records are read again at the next pick or pass. */

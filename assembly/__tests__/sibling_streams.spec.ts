@@ -3,13 +3,21 @@
 // held requests in deadline order, the correction of a count read by the siblings' picks and ends,
 // and the slot wait with a sibling's streams (OpenStreams.computeWait).
 import { OpenStream, OpenStreams, SiblingStream } from "../policy/predicted_latency/open_streams";
-import { netSince, parseRecord, SIB_STALE_MS, SiblingHolds, streamLine } from "../policy/predicted_latency/sibling_streams";
+import { netSince, parseRecord, SIB_STALE_MS, SiblingHolds, writeStreamLine } from "../policy/predicted_latency/sibling_streams";
+import { RecordWriter } from "../policy/predicted_latency/record_bytes";
 
 function open(host: string, picked: f64, expected: f64, first: f64): OpenStream {
   const s = new OpenStream(host, picked, expected, 300, 0, 0, 20, 20, 10);
   s.firstMs = first;
   s.lastMs = first;
   return s;
+}
+
+/** A stream's line as a record holds it. */
+function streamLine(s: OpenStream): string {
+  const w = new RecordWriter();
+  writeStreamLine(w, s);
+  return String.UTF8.decode(w.bytes());
 }
 
 /** A record's bytes, as shared data holds them. */

@@ -72,6 +72,23 @@ export const holdPass: CustomScenario = {
   },
 };
 
+export const shareCost: CustomScenario = {
+  kind: "custom",
+  name: "share-cost",
+  description: "predicted_latency's worker records (sloShareWorkers) at scale: µs per pick and per stream end, CPU per request, W workers of one Envoy with N streams open on P pods of S slots, sharing on and off in one run (args: [workers=8] [pods=16] [slots=64] [open=800] [wasm]).",
+  async run(args) {
+    const { runShareCost, shareCostRow, SHARE_COST_HEADER } = await import("../micro/share-cost.js");
+    const [workers, pods, slots, open] = [positiveInt("share-cost", args[0], 8), positiveInt("share-cost", args[1], 16),
+      positiveInt("share-cost", args[2], 64), positiveInt("share-cost", args[3], 800)];
+    const wasm = args[4] ?? "build/ai-load-balancer.wasm";
+    // A first run, not reported: V8 tiers the module's code up while it runs (later loads of the
+    // same bytes reuse the optimized code), so the first configuration measured would pay for it.
+    await runShareCost(workers, pods, slots, Math.min(open, 100), true, wasm);
+    console.log(SHARE_COST_HEADER);
+    for (const share of [true, false]) console.log(shareCostRow(workers, pods, slots, open, share, await runShareCost(workers, pods, slots, open, share, wasm)));
+  },
+};
+
 export const calibrate: CustomScenario = {
   kind: "custom",
   name: "calibrate",

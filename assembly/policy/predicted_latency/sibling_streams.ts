@@ -26,6 +26,7 @@
 import * as host from "../../host/calls";
 import { OpenStream, SiblingStream } from "./open_streams";
 import { Pool } from "../../services/lease/pool";
+import { Cursor, RecordWriter } from "./record_bytes";
 import { Stats } from "../../services/stats";
 
 /** A record not published for this long is a VM gone (a live VM writes it at least every 500 ms). */
@@ -71,62 +72,11 @@ export class SiblingHolds {
   get length(): i32 { return this.hosts.length; }
 }
 
-function num(v: f64): string {
-  return isFinite(v) ? (<i64>Math.round(v)).toString() : "0";
-}
-
-/** One record's line for a stream. */
-export function streamLine(s: OpenStream): string {
-  return s.address + " " + num(s.pickedMs) + " " + num(s.baseTtft) + " " + num(s.expected) + " " + num(s.uncached)
-    + " " + num(s.firstMs) + " " + num(s.lastMs) + " " + num(<f64>s.tally.events);
-}
-
-/** A cursor over a record's bytes (fields separated by one space, lines by "\n"): read in place,
- *  without decoding the record or splitting it into strings (a sibling's record is read at every
- *  change, hundreds of lines under an overload). */
-class Cursor {
-  pos: i32 = 0;
-  constructor(private b: Uint8Array) {}
-
-  get atLineEnd(): bool { return this.pos >= this.b.length || this.b[this.pos] == 10; }
-  peek(): i32 { return this.pos < this.b.length ? <i32>this.b[this.pos] : -1; }
-
-  /** The next field as text ("" when empty); the space after it is consumed. */
-  text(): string {
-    const start = this.pos;
-    while (!this.atLineEnd && this.b[this.pos] != 32) this.pos++;
-    const out = String.UTF8.decode(this.b.buffer.slice(this.b.byteOffset + start, this.b.byteOffset + this.pos));
-    if (!this.atLineEnd) this.pos++;
-    return out;
-  }
-
-  /** The next field as a non-negative integer (what records hold); -1 when it is not one. */
-  num(): f64 {
-    let v: f64 = 0;
-    let digits = 0;
-    while (!this.atLineEnd && this.b[this.pos] != 32) {
-      const d = <i32>this.b[this.pos] - 48;
-      if (d < 0 || d > 9) { this.skipField(); return -1; }
-      v = v * 10 + <f64>d;
-      digits++;
-      this.pos++;
-    }
-    if (!this.atLineEnd) this.pos++;
-    return digits > 0 ? v : -1;
-  }
-
-  private skipField(): void {
-    while (!this.atLineEnd && this.b[this.pos] != 32) this.pos++;
-    if (!this.atLineEnd) this.pos++;
-  }
-
-  /** Moves to the start of the next line; false at the end of the record. */
-  nextLine(): bool {
-    while (this.pos < this.b.length && this.b[this.pos] != 10) this.pos++;
-    if (this.pos >= this.b.length) return false;
-    this.pos++;
-    return true;
-  }
+/** Writes a stream's line of a record (no newline). */
+export function writeStreamLine(w: RecordWriter, s: OpenStream): void {
+  w.text(s.address);
+  w.num(s.pickedMs); w.num(s.baseTtft); w.num(s.expected); w.num(s.uncached);
+  w.num(s.firstMs); w.num(s.lastMs); w.num(<f64>s.tally.events);
 }
 
 /** Parses a record into `into` (its streams by host), `ends` (its recent ends by host: pick and end
@@ -135,7 +85,7 @@ class Cursor {
  *  -1 when it was not parsed. A line that does not parse is skipped. */
 export function parseRecord(value: ArrayBuffer, ownTag: string, now: f64, into: Map<string, SiblingStream[]>,
   ends: Map<string, f64[]> | null = null, held: SiblingHolds | null = null, pool: Pool | null = null,
-  holding: string[] | null = null): f64 {
+  holding: string[] | null = null, spare: SiblingStream[] | null = null): f64 {
   const c = new Cursor(Uint8Array.wrap(value));
   const tag = c.text();
   if (tag.length == 0 || tag == ownTag) return -1;
@@ -143,11 +93,14 @@ export function parseRecord(value: ArrayBuffer, ownTag: string, now: f64, into: 
   if (published < 0 || now - published > SIB_STALE_MS) return -1;
   if (!c.atLineEnd && c.num() == 1 && holding !== null) holding.push(tag);
   const v = new Array<f64>(7);
+  // The list of the host of the line before (a record lists a host's lines together).
+  let list: SiblingStream[] | null = null;
   while (c.nextLine()) {
     const kind = c.peek();
     if (kind == 94 || kind == 126) { // "^": a held request, "~": an end
       c.pos++;
-      const addr = c.text();
+      const addr = c.host();
+      list = null;
       const a = c.num();
       const b = kind == 126 ? c.num() : 0.0;
       if (addr.length == 0 || a < 0 || b < 0 || !c.atLineEnd) continue;
@@ -161,15 +114,27 @@ export function parseRecord(value: ArrayBuffer, ownTag: string, now: f64, into: 
       }
       continue;
     }
-    const addr = c.text();
+    const addr = c.host();
+    if (c.newHost) list = null;
     let ok = addr.length > 0;
     for (let j = 0; ok && j < 7; j++) {
-      v[j] = c.num();
-      if (v[j] < 0) ok = false;
+      unchecked(v[j] = c.num());
+      if (unchecked(v[j]) < 0) ok = false;
     }
     if (!ok || !c.atLineEnd) continue;
-    if (!into.has(addr)) into.set(addr, new Array<SiblingStream>(0));
-    into.get(addr).push(new SiblingStream(v[0], v[1], v[2], v[3], v[4], v[5], v[6]));
+    if (list === null) {
+      if (!into.has(addr)) into.set(addr, new Array<SiblingStream>(0));
+      list = into.get(addr);
+    }
+    let st: SiblingStream;
+    if (spare !== null && spare.length > 0) {
+      st = spare.pop();
+      st.pickedMs = unchecked(v[0]); st.baseTtft = unchecked(v[1]); st.expected = unchecked(v[2]); st.uncached = unchecked(v[3]);
+      st.firstMs = unchecked(v[4]); st.lastMs = unchecked(v[5]); st.events = unchecked(v[6]);
+    } else {
+      st = new SiblingStream(unchecked(v[0]), unchecked(v[1]), unchecked(v[2]), unchecked(v[3]), unchecked(v[4]), unchecked(v[5]), unchecked(v[6]));
+    }
+    list!.push(st);
   }
   return published;
 }
@@ -226,6 +191,11 @@ export class SiblingStreams {
   private counted: bool = false;
   private retired: bool = false;
   private readonly prefix: string;
+  private readonly writer: RecordWriter = new RecordWriter();
+  /** Slot keys by index (made once). */
+  private keys: string[] = [];
+  /** Stream objects of earlier reads, parsed into again. */
+  private spare: SiblingStream[] = [];
 
   /** `enabled` false (sloShareWorkers): nothing published, nothing read. */
   constructor(ns: string, private tag: string, public enabled: bool = true, private pool: Pool | null = null,
@@ -249,7 +219,15 @@ export class SiblingStreams {
 
   /** The siblings' streams on `address` (null: none known). */
   on(address: string): SiblingStream[] | null {
-    return this.byHost.has(address) ? this.byHost.get(address) : null;
+    if (!this.byHost.has(address)) return null;
+    const list = this.byHost.get(address);
+    return list.length > 0 ? list : null;
+  }
+
+  /** The shared-data key of slot `i`. */
+  private key(i: i32): string {
+    while (this.keys.length <= i) this.keys.push(this.prefix + this.keys.length.toString());
+    return unchecked(this.keys[i]);
   }
 
   /** Re-reads the siblings' records (at most every READ_MIN_MS); parses them again only when one
@@ -262,7 +240,7 @@ export class SiblingStreams {
     const values = new Array<ArrayBuffer>(0);
     const cas = new Array<u32>(0);
     for (let i = 0; i < MAX_SLOTS; i++) {
-      const cur = host.getSharedData(this.prefix + i.toString());
+      const cur = host.getSharedData(this.key(i));
       if (cur.status != host.Status.Ok) break;
       cas.push(i == this.slot ? 0 : cur.cas);
       values.push(cur.value);
@@ -271,15 +249,26 @@ export class SiblingStreams {
     for (let i = 0; same && i < cas.length; i++) if (cas[i] != this.casSeen[i]) same = false;
     if (same) return;
     this.casSeen = cas;
-    const into = new Map<string, SiblingStream[]>();
-    const ends = new Map<string, f64[]>();
+    // The last read's lists are emptied and its stream objects parsed into again (a read at every
+    // change would otherwise allocate an object per line; nothing keeps them across a read).
+    const into = this.byHost;
+    const spare = this.spare;
+    const lists = into.values();
+    for (let k = 0; k < lists.length; k++) {
+      const list = lists[k];
+      for (let j = 0; j < list.length; j++) spare.push(unchecked(list[j]));
+      list.length = 0;
+    }
+    const ends = this.endsByHost;
+    const endLists = ends.values();
+    for (let k = 0; k < endLists.length; k++) endLists[k].length = 0;
     const held = new SiblingHolds();
     const holding = new Array<string>(0);
     let oldest: f64 = Infinity;
     let live = 0;
     for (let i = 0; i < values.length; i++) {
       if (i == this.slot) continue;
-      const at = parseRecord(values[i], this.tag, now, into, ends, held, this.pool, holding);
+      const at = parseRecord(values[i], this.tag, now, into, ends, held, this.pool, holding, spare);
       if (at < 0) continue;
       live++;
       if (at < oldest) oldest = at;
@@ -289,8 +278,6 @@ export class SiblingStreams {
     if (this.alone && live > 0) { this.lastPublishMs = -1e18; this.dirty = true; }
     this.alone = live == 0;
     this.count(!this.alone);
-    this.byHost = into;
-    this.endsByHost = ends;
     this.held = held;
     this.holdingTags = holding;
     this.version++;
@@ -335,13 +322,21 @@ export class SiblingStreams {
   /** Writes this VM's record of the pool: its open streams (`streams`, by host), recent ends and
    *  held requests (heldHosts / heldDeadlines); alone, the head only. */
   write(streams: OpenStream[][], now: f64): void {
-    // Lines joined once (a string grown line by line would copy it again at every line).
-    const lines = new Array<string>(0);
-    lines.push(this.tag + " " + num(now) + (this.holding ? " 1" : " 0"));
+    const w = this.writer;
+    w.reset();
+    w.text(this.tag);
+    w.num(now);
+    w.num(this.holding ? 1 : 0);
+    let lines = 0;
     let n = this.alone ? MAX_PUBLISHED : 0;
     for (let h = 0; h < streams.length && n < MAX_PUBLISHED; h++) {
       const list = streams[h];
-      for (let i = 0; i < list.length && n < MAX_PUBLISHED; i++) { lines.push(streamLine(list[i])); n++; }
+      for (let i = 0; i < list.length && n < MAX_PUBLISHED; i++) {
+        w.line();
+        writeStreamLine(w, list[i]);
+        n++;
+        lines++;
+      }
     }
     // Ends older than RECENT_END_MS leave (the oldest first: they were pushed in order).
     let drop = 0;
@@ -351,15 +346,22 @@ export class SiblingStreams {
       this.endTimes.splice(0, 2 * drop);
     }
     for (let i = 0; i < this.endHosts.length && !this.alone; i++) {
-      lines.push("~" + this.endHosts[i] + " " + num(this.endTimes[2 * i]) + " " + num(this.endTimes[2 * i + 1]));
+      w.line();
+      w.text(this.endHosts[i], 126); // "~"
+      w.num(this.endTimes[2 * i]);
+      w.num(this.endTimes[2 * i + 1]);
+      lines++;
     }
     for (let i = 0; i < this.heldHosts.length && i < MAX_HELD_PUBLISHED && !this.alone; i++) {
-      lines.push("^" + this.heldHosts[i] + " " + num(this.heldDeadlines[i]));
+      w.line();
+      w.text(this.heldHosts[i], 94); // "^"
+      w.num(this.heldDeadlines[i]);
+      lines++;
     }
-    this.listed = lines.length > 1;
-    const value = String.UTF8.encode(lines.join("\n"));
+    this.listed = lines > 0;
+    const value = w.bytes();
     if (this.slot >= 0) {
-      const key = this.prefix + this.slot.toString();
+      const key = this.key(this.slot);
       const cur = host.getSharedData(key);
       // Still ours (another VM took the slot only if it saw our record stale): overwrite it.
       if (cur.status == host.Status.Ok && recordTag(cur.value) == this.tag
@@ -370,7 +372,7 @@ export class SiblingStreams {
       this.slot = -1;
     }
     for (let i = 0; i < MAX_SLOTS; i++) {
-      const key = this.prefix + i.toString();
+      const key = this.key(i);
       const cur = host.getSharedData(key);
       if (cur.status == host.Status.Ok && !claimable(cur.value, this.tag, now)) continue;
       // A missing key has no cas to check: two VMs creating it at once both write; the one

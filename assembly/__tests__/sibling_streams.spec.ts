@@ -3,7 +3,7 @@
 // held requests in deadline order, the correction of a count read by the siblings' picks and ends,
 // and the slot wait with a sibling's streams (OpenStreams.computeWait).
 import { OpenStream, OpenStreams, SiblingStream } from "../policy/predicted_latency/open_streams";
-import { netSince, parseRecord, SIB_STALE_MS, SiblingHolds, writeStreamLine } from "../policy/predicted_latency/sibling_streams";
+import { netSince, parseRecord, READ_BYTES_PER_MS, readInterval, SIB_STALE_MS, SiblingHolds, writeStreamLine } from "../policy/predicted_latency/sibling_streams";
 import { RecordWriter } from "../policy/predicted_latency/record_bytes";
 
 function open(host: string, picked: f64, expected: f64, first: f64): OpenStream {
@@ -82,6 +82,16 @@ describe("sibling records", () => {
     h.add("z", 300, null);
     h.add("w", 200, null);
     expect(h.hosts).toStrictEqual(["y", "w", "x", "z"]);
+  });
+});
+
+describe("reads of the siblings' records", () => {
+  it("come at most every ms for small records, less often the larger they were", () => {
+    expect(readInterval(0)).toBe(1);
+    expect(readInterval(2000)).toBe(1);
+    // 1,000 streams open (~70 bytes a line): a read every ~17 ms.
+    expect(readInterval(70000)).toBeCloseTo(70000 / READ_BYTES_PER_MS, 6);
+    expect(readInterval(70000)).toBeGreaterThan(15);
   });
 });
 

@@ -17,8 +17,9 @@
 // Publishing: at once after an end, a hold, a pass after an end or a wake, a tick's pass that
 // changed the held requests (HoldList.version); after a pick or a first
 // token at most every PUBLISH_MIN_MS (a change within goes with the next publish or tick); every
-// PROGRESS_MS while the record lists anything. Reading: at most every READ_MIN_MS, parsed only
-// when a record changed.
+// PROGRESS_MS while the record lists anything. Reading: at most every READ_MIN_MS, and every ms
+// per READ_BYTES_PER_MS of the last read (records of many streams cost more to read), at once
+// after a wake; parsed only when a record changed.
 // Bounded: MAX_SLOTS VMs; per record MAX_PUBLISHED streams and ends, the earliest
 // MAX_HELD_PUBLISHED held requests.
 // Failure behaviour: never throws; a line or record that does not parse, or a slot that cannot be
@@ -36,8 +37,13 @@ export const PUBLISH_MIN_MS: f64 = 1;
 /** A record listing anything is written again after this long without a change (ms): the streams'
  *  progress (a reader extrapolates it from the last chunk meanwhile), and a heartbeat. */
 export const PROGRESS_MS: f64 = 100;
-/** Re-read the siblings' records at most this often (ms). */
+/** Re-read the siblings' records at most this often (ms)... */
 const READ_MIN_MS: f64 = 1;
+/** ...and at most one ms per this many bytes of them: a read copies and, under load, parses every
+ *  sibling's record (about 1 µs per stream line of ~70 bytes, RESULTS 12.1 "share-cost"), so
+ *  records of many streams are read less often and the reads cost a worker at most a few % of its
+ *  time (1,000 streams open, ~70 KB: every ~17 ms). A sibling's wake still reads at once. */
+export const READ_BYTES_PER_MS: f64 = 4096;
 export const MAX_SLOTS: i32 = 64;
 export const MAX_PUBLISHED: i32 = 256;
 /** Held requests in a record at most: the earliest deadlines (what a sibling's pass plans ahead
@@ -139,6 +145,11 @@ export function parseRecord(value: ArrayBuffer, ownTag: string, now: f64, into: 
   return published;
 }
 
+/** The least ms between two reads of the siblings' records after one of `bytes` (READ_BYTES_PER_MS). */
+export function readInterval(bytes: i32): f64 {
+  return max(READ_MIN_MS, <f64>bytes / READ_BYTES_PER_MS);
+}
+
 /**
  * What siblings changed on a host since a count read sent at `sentMs`, from their open streams and
  * recent ends there (pick and end ms in pairs): +1 per stream picked after it, -1 per stream picked
@@ -178,6 +189,8 @@ export class SiblingStreams {
   private lastPublishMs: f64 = -1e18;
   private dirty: bool = false;
   private lastReadMs: f64 = -1e18;
+  /** The least ms between two reads, from the size of the last one (readInterval). */
+  private readEveryMs: f64 = READ_MIN_MS;
   /** A sibling woke this VM: its record changed, read it at the next refresh. */
   stale: bool = false;
   private casSeen: u32[] = [];
@@ -234,17 +247,20 @@ export class SiblingStreams {
    *  changed or the oldest went stale (its VM gone: its streams no longer count). */
   refresh(now: f64): void {
     if (!this.enabled) return;
-    if (now >= this.lastReadMs && now - this.lastReadMs < READ_MIN_MS && !this.stale) return;
+    if (now >= this.lastReadMs && now - this.lastReadMs < this.readEveryMs && !this.stale) return;
     this.stale = false;
     this.lastReadMs = now;
     const values = new Array<ArrayBuffer>(0);
     const cas = new Array<u32>(0);
+    let bytes = 0;
     for (let i = 0; i < MAX_SLOTS; i++) {
       const cur = host.getSharedData(this.key(i));
       if (cur.status != host.Status.Ok) break;
       cas.push(i == this.slot ? 0 : cur.cas);
       values.push(cur.value);
+      if (i != this.slot) bytes += cur.value.byteLength;
     }
+    this.readEveryMs = readInterval(bytes);
     let same = cas.length == this.casSeen.length && now - this.oldestMs <= SIB_STALE_MS;
     for (let i = 0; same && i < cas.length; i++) if (cas[i] != this.casSeen[i]) same = false;
     if (same) return;

@@ -3,7 +3,7 @@
 // held requests in deadline order, the correction of a count read by the siblings' picks and ends,
 // and the slot wait with a sibling's streams (OpenStreams.computeWait).
 import { OpenStream, OpenStreams, SiblingStream } from "../policy/predicted_latency/open_streams";
-import { netSince, parseRecord, READ_BYTES_PER_MS, readInterval, SIB_STALE_MS, SiblingHolds, writeStreamLine } from "../policy/predicted_latency/sibling_streams";
+import { ageOf, netSince, parseRecord, READ_BYTES_PER_MS, readInterval, SIB_STALE_MS, SiblingHolds, writeStreamLine } from "../policy/predicted_latency/sibling_streams";
 import { RecordWriter } from "../policy/predicted_latency/record_bytes";
 
 function open(host: string, picked: f64, expected: f64, first: f64): OpenStream {
@@ -14,9 +14,9 @@ function open(host: string, picked: f64, expected: f64, first: f64): OpenStream 
 }
 
 /** A stream's line as a record holds it. */
-function streamLine(s: OpenStream): string {
+function streamLine(s: OpenStream, published: f64): string {
   const w = new RecordWriter();
-  writeStreamLine(w, s);
+  writeStreamLine(w, s, published);
   return String.UTF8.decode(w.bytes());
 }
 
@@ -32,7 +32,9 @@ describe("sibling records", () => {
     const s = open("10.0.0.1:8000", 100.4, 96, 130);
     s.lastMs = 150;
     const into = new Map<string, SiblingStream[]>();
-    expect(parseRecord(rec("b 200\n" + streamLine(s)), "a", 250, into)).toBe(200);
+    const line = streamLine(s, 200);
+    expect(line).toBe("10.0.0.1:8000 101 20 96 300 71 51 0"); // times as their age at 200, + 1
+    expect(parseRecord(rec("b 200\n" + line), "a", 250, into)).toBe(200);
     const got = into.get("10.0.0.1:8000");
     expect(got.length).toBe(1);
     expect(got[0].pickedMs).toBe(100);
@@ -43,11 +45,27 @@ describe("sibling records", () => {
     expect(got[0].lastMs).toBe(150);
   });
 
+  it("keeps 'none yet' apart from a time: a stream not started reads back with no first or last chunk", () => {
+    const s = open("h1", 995, 16, 0);
+    s.lastMs = 0;
+    const line = streamLine(s, 1000);
+    expect(line).toBe("h1 6 20 16 300 0 0 0");
+    const into = new Map<string, SiblingStream[]>();
+    expect(parseRecord(rec("b 1000\n" + line), "a", 1000, into)).toBe(1000);
+    expect(into.get("h1")[0].pickedMs).toBe(995);
+    expect(into.get("h1")[0].firstMs).toBe(0);
+    expect(into.get("h1")[0].lastMs).toBe(0);
+    // A time at the publish itself is age 0, written 1: not "none".
+    expect(ageOf(1000, 1000)).toBe(1);
+    expect(ageOf(0, 1000)).toBe(0);
+  });
+
   it("reads ends and held requests, skips lines that do not parse", () => {
     const into = new Map<string, SiblingStream[]>();
     const ends = new Map<string, f64[]>();
     const held = new SiblingHolds();
-    const text = "b 1000\nh1 1 2 3 4 5 6 7\n~h1 900 990\n^h2 1500\n^h1 1200\nh1 1 2 3\nh1 1 -2 3 4 5 6 7\nh1 x 2 3 4 5 6 7\n~h1 9\n^h3 nope\n";
+    // ~h1 101 11: picked at 900, ended at 990 (ages + 1 at 1000); held deadlines as they are.
+    const text = "b 1000\nh1 1 2 3 4 5 6 7\n~h1 101 11\n^h2 1500\n^h1 1200\nh1 1 2 3\nh1 1 -2 3 4 5 6 7\nh1 x 2 3 4 5 6 7\n~h1 9\n^h3 nope\n";
     expect(parseRecord(rec(text), "a", 1000, into, ends, held)).toBe(1000);
     expect(into.get("h1").length).toBe(1);
     expect(ends.get("h1")).toStrictEqual([900.0, 990.0]);

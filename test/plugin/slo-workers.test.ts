@@ -20,7 +20,7 @@ const TIGHT = { "x-slo-ttft-ms": "3000", "x-slo-tpot-ms": "1000" };
 function records(h: TestHost): string[] {
   const out: string[] = [];
   for (let i = 0; ; i++) {
-    const r = h.plugin.sharedData.get(h.plugin.options.vmId, `llmlb:sib:${NS}:${i}`);
+    const r = h.plugin.sharedData.get(h.plugin.options.vmId, `llmlb:sib2:${NS}:${i}`);
     if (!r.value) return out;
     out.push(r.value.toString());
   }
@@ -129,7 +129,11 @@ describe("predicted_latency across the workers of one Envoy (sloShareWorkers)", 
     await h.redisIdle();
     expect(held.forwarded).toBeNull();
     expect(h.metric("llmlb_slo_slot_refused_total")).toBe(1);
-    const ends = records(h).flatMap((r) => r.split("\n")).filter((l) => l.startsWith("~")).map((l) => l.split(" ").map(Number));
+    // An end's line: "~<host> <picked> <ended>", each time as its age at the record's publish + 1.
+    const ends = records(h).flatMap((r) => {
+      const published = Number(r.split(" ")[1]);
+      return r.split("\n").filter((l) => l.startsWith("~")).map((l) => [0, ...l.split(" ").slice(1).map((v) => published - (Number(v) - 1))]);
+    });
     expect(ends.some(([, , end]) => end === endedAt)).toBe(true); // busy's end is there...
     expect(ends.filter(([, picked]) => picked >= endedAt)).toEqual([]); // ...the refused one is not
   });

@@ -7,13 +7,16 @@
 // siblings picked and ended since it was sent (as InflightTracker.net does for the VM's own); a
 // pass plans the siblings' held requests due earlier ahead of its own (one deadline order). Other
 // gateways (other Envoys) stay what the fleet's counts show.
-// Keys: "llmlb:sib:<pool ns>:<i>", i = 0, 1, ...: a VM claims the lowest slot whose record is
+// Keys: "llmlb:sib2:<pool ns>:<i>", i = 0, 1, ...: a VM claims the lowest slot whose record is
 // missing, stale (not published for SIB_STALE_MS: its VM is gone) or its own, so the live slots
 // are a prefix (readers stop at the first missing key). Record: "<tag> <published ms> <holding>"
 // (1 while the VM holds requests: a sibling's stream end wakes it, worker_wake.ts), then a
 // line per open stream "<host> <picked> <base ttft> <expected> <uncached> <first> <last> <events>",
 // per stream ended in the last RECENT_END_MS "~<host> <picked> <ended>", per held request on
-// time "^<host waited for> <deadline>" (ms on the Envoy's clock, which all its workers share).
+// time "^<host waited for> <deadline>". Times are ms on the Envoy's clock, which all its workers
+// share: published and deadlines as they are, the others as their age at the publish plus 1 (0:
+// none yet, a stream's first or last chunk), a few digits where a time has 13. (Format 2: the
+// "llmlb:sib:" records of an older version, with every time as it is, are not read.)
 // Publishing: at once after an end, a hold, a pass after an end or a wake, a tick's pass that
 // changed the held requests (HoldList.version); after a pick or a first
 // token at most every PUBLISH_MIN_MS (a change within goes with the next publish or tick); every
@@ -29,6 +32,20 @@ import { OpenStream, SiblingStream } from "./open_streams";
 import { Pool } from "../../services/lease/pool";
 import { Cursor, RecordWriter } from "./record_bytes";
 import { Stats } from "../../services/stats";
+
+/** Shared-data keys of the records of format 2 (relative times) start with this. */
+const KEY_PREFIX = "llmlb:sib2:";
+
+/** A time `t` (ms, 0: none) of a record published at `published` (whole ms), as the record holds
+ *  it: its age + 1, t rounded first (so it reads back as Math.round(t), as a time written whole). */
+export function ageOf(t: f64, published: f64): f64 {
+  return t > 0 ? max(1.0, published + 1 - Math.round(t)) : 0;
+}
+
+/** The time a record published at `published` holds as `v` (ageOf's inverse; 0: none). */
+function timeOf(v: f64, published: f64): f64 {
+  return v > 0 ? published - (v - 1) : 0;
+}
 
 /** A record not published for this long is a VM gone (a live VM writes it at least every 500 ms). */
 export const SIB_STALE_MS: f64 = 1000;
@@ -78,11 +95,11 @@ export class SiblingHolds {
   get length(): i32 { return this.hosts.length; }
 }
 
-/** Writes a stream's line of a record (no newline). */
-export function writeStreamLine(w: RecordWriter, s: OpenStream): void {
+/** Writes a stream's line of a record published at `published` (no newline). */
+export function writeStreamLine(w: RecordWriter, s: OpenStream, published: f64): void {
   w.text(s.address);
-  w.num(s.pickedMs); w.num(s.baseTtft); w.num(s.expected); w.num(s.uncached);
-  w.num(s.firstMs); w.num(s.lastMs); w.num(<f64>s.tally.events);
+  w.num(ageOf(s.pickedMs, published)); w.num(s.baseTtft); w.num(s.expected); w.num(s.uncached);
+  w.num(ageOf(s.firstMs, published)); w.num(ageOf(s.lastMs, published)); w.num(<f64>s.tally.events);
 }
 
 /** Parses a record into `into` (its streams by host), `ends` (its recent ends by host: pick and end
@@ -107,9 +124,10 @@ export function parseRecord(value: ArrayBuffer, ownTag: string, now: f64, into: 
       c.pos++;
       const addr = c.host();
       list = null;
-      const a = c.num();
-      const b = kind == 126 ? c.num() : 0.0;
+      let a = c.num();
+      let b = kind == 126 ? c.num() : 0.0;
       if (addr.length == 0 || a < 0 || b < 0 || !c.atLineEnd) continue;
+      if (kind == 126) { a = timeOf(a, published); b = timeOf(b, published); }
       if (kind == 94) {
         if (held !== null) held.add(addr, a, pool);
       } else if (ends !== null) {
@@ -128,6 +146,9 @@ export function parseRecord(value: ArrayBuffer, ownTag: string, now: f64, into: 
       if (unchecked(v[j]) < 0) ok = false;
     }
     if (!ok || !c.atLineEnd) continue;
+    unchecked(v[0] = timeOf(unchecked(v[0]), published));
+    unchecked(v[4] = timeOf(unchecked(v[4]), published));
+    unchecked(v[5] = timeOf(unchecked(v[5]), published));
     if (list === null) {
       if (!into.has(addr)) into.set(addr, new Array<SiblingStream>(0));
       list = into.get(addr);
@@ -213,7 +234,7 @@ export class SiblingStreams {
   /** `enabled` false (sloShareWorkers): nothing published, nothing read. */
   constructor(ns: string, private tag: string, public enabled: bool = true, private pool: Pool | null = null,
     private stats: Stats | null = null) {
-    this.prefix = "llmlb:sib:" + ns + ":";
+    this.prefix = KEY_PREFIX + ns + ":";
   }
 
   /** Its policy was replaced by a new configuration: no longer counted as sharing (its record
@@ -340,8 +361,9 @@ export class SiblingStreams {
   write(streams: OpenStream[][], now: f64): void {
     const w = this.writer;
     w.reset();
+    const published = Math.round(now);
     w.text(this.tag);
-    w.num(now);
+    w.num(published);
     w.num(this.holding ? 1 : 0);
     let lines = 0;
     let n = this.alone ? MAX_PUBLISHED : 0;
@@ -349,7 +371,7 @@ export class SiblingStreams {
       const list = streams[h];
       for (let i = 0; i < list.length && n < MAX_PUBLISHED; i++) {
         w.line();
-        writeStreamLine(w, list[i]);
+        writeStreamLine(w, list[i], published);
         n++;
         lines++;
       }
@@ -364,8 +386,8 @@ export class SiblingStreams {
     for (let i = 0; i < this.endHosts.length && !this.alone; i++) {
       w.line();
       w.text(this.endHosts[i], 126); // "~"
-      w.num(this.endTimes[2 * i]);
-      w.num(this.endTimes[2 * i + 1]);
+      w.num(ageOf(this.endTimes[2 * i], published));
+      w.num(ageOf(this.endTimes[2 * i + 1], published));
       lines++;
     }
     for (let i = 0; i < this.heldHosts.length && i < MAX_HELD_PUBLISHED && !this.alone; i++) {

@@ -3,7 +3,7 @@
 // held requests in deadline order, the correction of a count read by the siblings' picks and ends,
 // and the slot wait with a sibling's streams (OpenStreams.computeWait).
 import { OpenStream, OpenStreams, SiblingStream } from "../policy/predicted_latency/open_streams";
-import { ageOf, netSince, parseRecord, READ_BYTES_PER_MS, readInterval, SIB_STALE_MS, SiblingHolds, writeStreamLine } from "../policy/predicted_latency/sibling_streams";
+import { ageOf, dropEmpty, netSince, parseRecord, READ_BYTES_PER_MS, readInterval, SIB_STALE_MS, SiblingHolds, writeStreamLine } from "../policy/predicted_latency/sibling_streams";
 import { RecordWriter } from "../policy/predicted_latency/record_bytes";
 
 function open(host: string, picked: f64, expected: f64, first: f64): OpenStream {
@@ -110,6 +110,17 @@ describe("reads of the siblings' records", () => {
     // 1,000 streams open (~70 bytes a line): a read every ~17 ms.
     expect(readInterval(70000)).toBeCloseTo(70000 / READ_BYTES_PER_MS, 6);
     expect(readInterval(70000)).toBeGreaterThan(15);
+  });
+});
+
+describe("the maps of a read", () => {
+  it("lose the hosts no record lists any more (pods come and go)", () => {
+    const m = new Map<string, f64[]>();
+    m.set("gone", []);
+    m.set("here", [1.0, 2.0]);
+    dropEmpty<f64>(m);
+    expect(m.has("gone")).toBe(false);
+    expect(m.get("here").length).toBe(2);
   });
 });
 

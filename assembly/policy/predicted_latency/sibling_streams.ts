@@ -166,6 +166,12 @@ export function parseRecord(value: ArrayBuffer, ownTag: string, now: f64, into: 
   return published;
 }
 
+/** Removes the empty lists of `m`. */
+export function dropEmpty<T>(m: Map<string, T[]>): void {
+  const keys = m.keys();
+  for (let i = 0; i < keys.length; i++) if (m.get(keys[i]).length == 0) m.delete(keys[i]);
+}
+
 /** The least ms between two reads of the siblings' records after one of `bytes` (READ_BYTES_PER_MS). */
 export function readInterval(bytes: i32): f64 {
   return max(READ_MIN_MS, <f64>bytes / READ_BYTES_PER_MS);
@@ -311,6 +317,9 @@ export class SiblingStreams {
       if (at < oldest) oldest = at;
     }
     this.oldestMs = oldest;
+    // Hosts no record lists any more leave (pods come and go: the maps must not grow with them).
+    dropEmpty<SiblingStream>(into);
+    dropEmpty<f64>(ends);
     // A sibling appeared: publish at once (it learns of this VM's streams now, not at a heartbeat).
     if (this.alone && live > 0) { this.lastPublishMs = -1e18; this.dirty = true; }
     this.alone = live == 0;

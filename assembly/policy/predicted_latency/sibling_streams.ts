@@ -21,8 +21,8 @@
 // changed the held requests (HoldList.version); after a pick or a first
 // token at most every PUBLISH_MIN_MS (a change within goes with the next publish or tick); every
 // PROGRESS_MS while the record lists anything. Reading: at most every READ_MIN_MS, and every ms
-// per READ_BYTES_PER_MS of the last read (records of many streams cost more to read), at once
-// after a wake; parsed only when a record changed.
+// per READ_BYTES_PER_MS of the last read (records of many streams cost more to read); after a
+// wake at once (large records: that interval less READ_MIN_MS); parsed only when a record changed.
 // Bounded: MAX_SLOTS VMs; per record MAX_PUBLISHED streams and ends, the earliest
 // MAX_HELD_PUBLISHED held requests.
 // Failure behaviour: never throws; a line or record that does not parse, or a slot that cannot be
@@ -57,9 +57,10 @@ export const PROGRESS_MS: f64 = 100;
 /** Re-read the siblings' records at most this often (ms)... */
 const READ_MIN_MS: f64 = 1;
 /** ...and at most one ms per this many bytes of them: a read copies and, under load, parses every
- *  sibling's record (about 1 µs per stream line of ~70 bytes, RESULTS 12.1 "share-cost"), so
- *  records of many streams are read less often and the reads cost a worker at most a few % of its
- *  time (1,000 streams open, ~70 KB: every ~17 ms). A sibling's wake still reads at once. */
+ *  sibling's record (about 1 µs per stream line, RESULTS 12.1 "share-cost"), so records of many
+ *  streams are read less often and the reads cost a worker at most a few % of its time (1,000
+ *  streams open, ~40 KB: every ~10 ms). A sibling's wake reads at once unless the records are
+ *  that large: then it waits for the interval less READ_MIN_MS. */
 export const READ_BYTES_PER_MS: f64 = 4096;
 export const MAX_SLOTS: i32 = 64;
 export const MAX_PUBLISHED: i32 = 256;
@@ -274,7 +275,10 @@ export class SiblingStreams {
    *  changed or the oldest went stale (its VM gone: its streams no longer count). */
   refresh(now: f64): void {
     if (!this.enabled) return;
-    if (now >= this.lastReadMs && now - this.lastReadMs < this.readEveryMs && !this.stale) return;
+    // A wake (a sibling's end) reads at once, but for large records only past the part of the
+    // interval their size adds (an overload of many streams must not read at every end).
+    const gap = this.stale ? this.readEveryMs - READ_MIN_MS : this.readEveryMs;
+    if (now >= this.lastReadMs && now - this.lastReadMs < gap) return;
     this.stale = false;
     this.lastReadMs = now;
     const values = new Array<ArrayBuffer>(0);

@@ -109,6 +109,49 @@ describe("shared data and queues", () => {
   });
 });
 
+describe("shared queues through a guest (cpp-host shared_queue.cc, context.cc)", () => {
+  /** A stream that enqueues one item on "q", answered and ended (so it holds no root alive). */
+  const enqueue = (h: TestHost, vm = 0) => {
+    const s = h.stream({ vm, headers: { "x-headers-action": "enqueue", "x-queue": "q" } });
+    s.sendRequestHeaders(true);
+    s.sendResponseHeaders({ ":status": "200" }, true);
+    s.complete();
+  };
+  const ready = (h: TestHost) => h.logMessages().filter((m) => m.startsWith("queue_ready"));
+  const settle = () => new Promise((r) => setImmediate(r));
+
+  it("proxy_on_queue_ready comes later, on the registering root; a deleted root gets nothing; a new root re-binds the queue and its items", async () => {
+    const h = await TestHost.create({ wasm: g, configuration: "queue=q" });
+    const token = /token=(\d+) root=(\d+)/.exec(h.logMessages().find((m) => m.startsWith("queue registered"))!)!;
+    enqueue(h);
+    expect(h.logMessages().some((m) => m === `enqueue resolve=0 token=${token[1]} status=0`)).toBe(true);
+    expect(ready(h)).toEqual([]); // posted to the worker's thread, not called inside the enqueue
+    await settle();
+    expect(ready(h)).toEqual([`queue_ready root=${token[2]} token=${token[1]} items=1`]);
+    // A new configuration whose root registers nothing: the old root, without streams, is deleted.
+    h.updateConfiguration("tick=0");
+    enqueue(h);
+    await settle();
+    expect(ready(h)).toHaveLength(1); // the context is gone: cpp-host calls nothing
+    // A root registering the name again gets the same token and the item still queued.
+    h.updateConfiguration("queue=q");
+    const again = /token=(\d+) root=(\d+)/.exec(h.logMessages().filter((m) => m.startsWith("queue registered")).at(-1)!)!;
+    expect(again[1]).toBe(token[1]);
+    enqueue(h);
+    await settle();
+    expect(ready(h).at(-1)).toBe(`queue_ready root=${again[2]} token=${token[1]} items=2`);
+  });
+
+  it("a queue another VM registered is resolved by name and its ready call goes to that VM", async () => {
+    const h = await TestHost.create({ wasm: g, configuration: "queue=q", workers: 2 });
+    // Both VMs registered "q": the second registration re-bound it to VM 1's root.
+    enqueue(h, 0);
+    await settle();
+    expect(h.logMessages(undefined, { vm: 1 }).filter((m) => m.startsWith("queue_ready"))).toHaveLength(1);
+    expect(h.logMessages(undefined, { vm: 0 }).filter((m) => m.startsWith("queue_ready"))).toHaveLength(0);
+  });
+});
+
 describe("ticks, logs, http calls", () => {
   it("ticks follow the manual clock and stop when the period is set to 0", async () => {
     const h = await TestHost.create({ wasm: g, configuration: "tick=100;tick_stop_after=3" });

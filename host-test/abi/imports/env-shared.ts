@@ -28,9 +28,13 @@ export function sharedImports(vm: WasmVm): ImportTable {
       const name = mem.readString(np, ns);
       if (name === null) return WasmResult.InvalidMemoryAccess;
       const root = vm.rootOf(vm.activeContext());
-      // proxy_on_queue_ready is posted to the registering VM's thread (cpp-host): asynchronous here too.
+      // proxy_on_queue_ready is posted to the registering VM's thread (cpp-host): asynchronous here
+      // too. It goes to the registering root (a stream registers its root, context.cc
+      // registerSharedQueue); a root deleted since gets nothing (shared_queue.cc enqueue: the
+      // posted call finds no context and calls nothing).
       const token = host.queues.register(vmId(), name, (t) => queueMicrotask(() => {
         if (vm.failed) { vm.refusedCalls++; return; }
+        if (root.deleted) return;
         vm.callback("proxy_on_queue_ready", root.id, [root.id, t]);
       }));
       return mem.writeU32(tokenPtr, token) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;

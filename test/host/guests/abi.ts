@@ -21,6 +21,10 @@
 @external("env", "proxy_increment_metric") export declare function proxy_increment_metric(id: u32, offset: i64): u32;
 @external("env", "proxy_http_call") export declare function proxy_http_call(up: usize, ul: usize, hp: usize, hl: usize, bp: usize, bl: usize, tp: usize, tl: usize, timeout: u32, tokp: usize): u32;
 
+@external("env", "proxy_register_shared_queue") export declare function proxy_register_shared_queue(np: usize, nl: usize, tokp: usize): u32;
+@external("env", "proxy_resolve_shared_queue") export declare function proxy_resolve_shared_queue(vp: usize, vl: usize, np: usize, nl: usize, tokp: usize): u32;
+@external("env", "proxy_enqueue_shared_queue") export declare function proxy_enqueue_shared_queue(tok: u32, dp: usize, dl: usize): u32;
+@external("env", "proxy_dequeue_shared_queue") export declare function proxy_dequeue_shared_queue(tok: u32, rp: usize, rl: usize): u32;
 @external("wasi_snapshot_preview1", "proc_exit") export declare function wasiTerminate(code: u32): void;
 
 /** Scratch out-params (static, 4-byte aligned). */

@@ -1,12 +1,16 @@
 // @ts-nocheck: AssemblyScript source (compiled by asc, not tsc).
 // Test guest driven by request headers (no SDK): logs every callback and returns the action the
 // test asks for, so host flow-control semantics can be pinned. Used with an ABI marker added by
-// scripted-100.ts / scripted-020.ts. Configuration: "k=v;k=v" (tick=<ms>, http=<cluster>, reject).
+// scripted-100.ts / scripted-020.ts. Configuration: "k=v;k=v" (tick=<ms>, http=<cluster>, reject,
+// queue=<name>: registers a shared queue at configure; "x-headers-action: enqueue" with
+// "x-queue: <name>" resolves it (this vm_id) and enqueues one item; proxy_on_queue_ready logs and
+// drains).
 import {
   info, getHeader, addHeader, getBuffer, getProperty, getIntProperty, setProperty, bytesOf, retString,
   RET_PTR, RET_LEN, clearRet, proxy_set_tick_period_milliseconds, proxy_define_metric, proxy_increment_metric,
   proxy_send_local_response, proxy_continue_stream, proxy_close_stream, proxy_set_buffer_bytes, wasiTerminate,
   proxy_http_call, proxy_set_effective_context, proxy_get_header_map_pairs, pairsToString,
+  proxy_register_shared_queue, proxy_resolve_shared_queue, proxy_enqueue_shared_queue, proxy_dequeue_shared_queue,
 } from "./abi";
 export { malloc } from "./abi";
 
@@ -52,7 +56,31 @@ export function proxy_on_configure(root: u32, size: u32): u32 {
   requestsMetric = load<u32>(RET_PTR);
   const tick = cfg("tick");
   if (tick.length > 0) proxy_set_tick_period_milliseconds(U32.parseInt(tick));
+  const queue = cfg("queue");
+  if (queue.length > 0) {
+    const q = bytesOf(queue);
+    const st = proxy_register_shared_queue(changetype<usize>(q), q.byteLength, RET_PTR);
+    info("queue registered status=" + st.toString() + " token=" + load<u32>(RET_PTR).toString() + " root=" + root.toString());
+  }
   return cfg("reject") == "1" ? 0 : 1;
+}
+
+function enqueue(name: string): void {
+  const vm = bytesOf("");
+  const q = bytesOf(name);
+  store<u32>(RET_PTR, 0);
+  const st = proxy_resolve_shared_queue(changetype<usize>(vm), 0, changetype<usize>(q), q.byteLength, RET_PTR);
+  const token = load<u32>(RET_PTR);
+  const item = bytesOf("x");
+  const en = st == 0 ? proxy_enqueue_shared_queue(token, changetype<usize>(item), item.byteLength) : st;
+  info("enqueue resolve=" + st.toString() + " token=" + token.toString() + " status=" + en.toString());
+}
+
+export function proxy_on_queue_ready(root: u32, token: u32): void {
+  let n = 0;
+  clearRet();
+  while (proxy_dequeue_shared_queue(token, RET_PTR, RET_LEN) == 0) { n++; clearRet(); }
+  info("queue_ready root=" + root.toString() + " token=" + token.toString() + " items=" + n.toString());
 }
 
 export function proxy_on_tick(root: u32): void {
@@ -140,6 +168,7 @@ export function proxy_on_request_headers(ctx: u32, n: u32, eos: u32): u32 {
   if (action == "close") { info("close status=" + proxy_close_stream(0).toString()); return 1; }
   if (action == "continue-inline") { info("continue status=" + proxy_continue_stream(0).toString()); return 1; }
   if (action == "http") { startHttpCall(ctx); return 1; }
+  if (action == "enqueue") { enqueue(getHeader(0, "x-queue").value); return 0; }
   return 0;
 }
 

@@ -6,7 +6,7 @@
 // Compared: predicted_latency, endpoint_metrics (utilization scoring), prefix_cache.
 // Reports SLO attainment, goodput, TTFT/TPOT p50/p90 and predicted_latency's TTFT prediction error.
 // Run: npm run bench -- slo-hetero [--rate R] [--seconds S] [--seeds 11,12] [--policies a,b]
-// [--slo-config JSON] [--find-capacity] [--two-chunk-body] [--gateways G] [--workers W] [--replica-share-ms D] [--tight-on-fast] [--wall]. Virtual time by default (simulated ms, seeded);
+// [--slo-config JSON] [--find-capacity] [--two-chunk-body] [--gateways G] [--workers W] [--replica-share-ms D] [--slots N] [--tight-slo T/P] [--loose-slo T/P] [--tight-on-fast] [--wall]. Virtual time by default (simulated ms, seeded);
 // --tight-on-fast: a relaxation for the SLO bound: only the tight half, on the 2 fast pods alone.
 // --wall: the real local gateway, wall ms = simulated ms (timeScale 1), seed 11 only.
 import http from "node:http";
@@ -25,7 +25,12 @@ export const HETERO_FLEET: SloFleet = { pods: 4, profile: "llama-8b-h100", profi
 
 interface Job { at: number; prompt: string; maxTokens: number; slo: { ttft: number; tpot: number }; cls: string }
 
-export function heteroJobs(rate: number, seconds: number, seed: number): Job[] {
+/** A request class's SLO (ms). */
+export interface SloClass { ttft: number; tpot: number }
+/** Tight: what a fast pod meets with room at 4 batch slots; loose: what a slow pod meets. */
+export const HETERO_SLOS: { tight: SloClass; loose: SloClass } = { tight: { ttft: 150, tpot: 11 }, loose: { ttft: 600, tpot: 30 } };
+
+export function heteroJobs(rate: number, seconds: number, seed: number, slos = HETERO_SLOS): Job[] {
   const rng = new SeededRandom(seed);
   const jobs: Job[] = [];
   let t = 0;
@@ -38,8 +43,7 @@ export function heteroJobs(rate: number, seconds: number, seed: number): Job[] {
       at: t,
       prompt: randomWords(rng, longPrompt ? 1500 : 100),
       maxTokens: longPrompt ? 16 : 96,
-      // Tight: what a fast pod meets with room; loose: what a slow pod meets.
-      slo: tight ? { ttft: 150, tpot: 11 } : { ttft: 600, tpot: 30 },
+      slo: tight ? slos.tight : slos.loose,
       cls: (longPrompt ? "long-prompt" : "long-output") + "/" + (tight ? "tight" : "loose"),
     });
   }
@@ -96,17 +100,22 @@ const FAST_PODS: SloFleet = { ...HETERO_FLEET, pods: 2, slowPods: [] };
 
 /** How a virtual run is laid out (SloRunOptions'), and `tightOnFast`: only the tight jobs, on
  *  FAST_PODS (no loose request takes a fast pod). */
-export type HeteroLayout = Pick<SloRunOptions, "tokenChunks" | "gateways" | "workers" | "replicaShareMs"> & { tightOnFast?: boolean };
+export type HeteroLayout = Pick<SloRunOptions, "tokenChunks" | "gateways" | "workers" | "replicaShareMs"> & { tightOnFast?: boolean; slots?: number; slos?: typeof HETERO_SLOS };
+
+/** The fleet with `slots` batch slots per engine (HETERO_FLEET's 4 by default). */
+function withSlots(fleet: SloFleet, slots: number | undefined): SloFleet {
+  return slots === undefined ? fleet : { ...fleet, profileOverrides: { ...fleet.profileOverrides, maxNumSeqs: slots } };
+}
 
 /** Virtual time: the warm-up jobs, then the measured ones right after (one continuous arrival stream). */
 export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds: number, seed: number, lbConfig?: Record<string, unknown>, layout: HeteroLayout = {}): Promise<HeteroRow & { wallMs: number }> {
-  const { tightOnFast = false, ...shape } = layout;
+  const { tightOnFast = false, slots, slos = HETERO_SLOS, ...shape } = layout;
   const keep = (j: Job) => !tightOnFast || j.cls.endsWith("/tight");
-  const warm = heteroJobs(rate, WARM_SECONDS, seed + 1).filter(keep);
-  const jobs = heteroJobs(rate, seconds, seed).filter(keep).map((j) => ({ ...j, at: j.at + WARM_SECONDS * 1000 }));
+  const warm = heteroJobs(rate, WARM_SECONDS, seed + 1, slos).filter(keep);
+  const jobs = heteroJobs(rate, seconds, seed, slos).filter(keep).map((j) => ({ ...j, at: j.at + WARM_SECONDS * 1000 }));
   const all = [...warm, ...jobs];
   const run = await runSloJobs({
-    ...shape, policy, lbConfig, seed, fleet: tightOnFast ? FAST_PODS : HETERO_FLEET,
+    ...shape, policy, lbConfig, seed, fleet: withSlots(tightOnFast ? FAST_PODS : HETERO_FLEET, slots),
     jobs: all.map((j) => ({ at: j.at, prompt: j.prompt, maxTokens: j.maxTokens, headers: sloHeaders(j) })),
   });
   const seen: Seen[] = run.outcomes.slice(warm.length).map((o, i) => {
@@ -144,9 +153,9 @@ export async function runHetero(policy: PolicyName, rate: number, seconds: numbe
 }
 
 /** The fleet's capacity in virtual time: the mixed workload offered at `rate` (far above it). */
-export async function heteroCapacity(rate: number, seconds: number, seed: number): Promise<number> {
+export async function heteroCapacity(rate: number, seconds: number, seed: number, slots?: number): Promise<number> {
   const jobs = heteroJobs(rate, WARM_SECONDS + seconds, seed).map((j) => ({ at: j.at, prompt: j.prompt, maxTokens: j.maxTokens, headers: [] }));
-  return saturatedThroughput(HETERO_FLEET, jobs, seed, WARM_SECONDS * 1000, (WARM_SECONDS + seconds) * 1000);
+  return saturatedThroughput(withSlots(HETERO_FLEET, slots), jobs, seed, WARM_SECONDS * 1000, (WARM_SECONDS + seconds) * 1000);
 }
 
 function arg(args: string[], name: string, def: string): string {
@@ -163,13 +172,23 @@ export async function heteroMain(args: string[]): Promise<void> {
   // --workers W: each gateway's worker threads, one plugin VM each (as Envoy's), sharing its shared data.
   const workers = Number(arg(args, "--workers", "1"));
   const tightOnFast = args.includes("--tight-on-fast");
+  // --slots N (virtual time): every engine runs N batch slots (4 by default), and predicted_latency is told.
+  const slotsArg = arg(args, "--slots", "");
+  const slots = slotsArg === "" ? undefined : Number(slotsArg);
+  // --tight-slo / --loose-slo TTFT/TPOT (ms): the two classes' SLOs (default 150/11 and 600/30,
+  // calibrated for 4 slots; larger batches are slower per token).
+  const sloArg = (name: string, def: SloClass): SloClass => {
+    const m = /^(\d+(?:\.\d+)?)\/(\d+(?:\.\d+)?)$/.exec(arg(args, name, ""));
+    return m ? { ttft: Number(m[1]), tpot: Number(m[2]) } : def;
+  };
+  const slos = { tight: sloArg("--tight-slo", HETERO_SLOS.tight), loose: sloArg("--loose-slo", HETERO_SLOS.loose) };
   // --replica-share-ms D (a what-if, virtual time): the gateways share their shared data, each
   // seeing the others' writes D ms late, as records shared through Redis would be (RESULTS 12.1).
   const share = arg(args, "--replica-share-ms", "");
   const replicaShareMs = share === "" ? undefined : Number(share);
   if (args.includes("--find-capacity")) {
     for (const seed of arg(args, "--seeds", "11,12").split(",").map(Number)) {
-      const cap = await heteroCapacity(Number(arg(args, "--rate", "40")), Number(arg(args, "--seconds", "60")), seed);
+      const cap = await heteroCapacity(Number(arg(args, "--rate", "40")), Number(arg(args, "--seconds", "60")), seed, slots);
       console.log(`seed ${seed}: capacity ${cap.toFixed(2)} req/s (85%: ${(0.85 * cap).toFixed(2)})`);
     }
     return;
@@ -180,14 +199,14 @@ export async function heteroMain(args: string[]): Promise<void> {
   const policies = arg(args, "--policies", "predicted_latency,predicted_latency_hold,endpoint_metrics,prefix_cache").split(",") as PolicyName[];
   // lb_config override for predicted_latency (and _hold), e.g. --slo-config '{"sloPick":"most_headroom"}'.
   // The engines run 4 batch slots (HETERO_FLEET): the model is told, as an operator would.
-  const sloConfig = { modelBatchSlots: 4, ...JSON.parse(arg(args, "--slo-config", "{}")) as Record<string, unknown> };
-  console.log(`${wall ? `wall clock, ${workers} worker(s)` : "virtual time"}, ${rate} req/s for ${seconds} s${wall ? "" : ` after ${WARM_SECONDS} s of warm-up, body ${tokenChunks ? "one chunk per token" : "in two chunks"}, ${gateways} gateway(s) x ${workers} worker(s)`}${replicaShareMs === undefined ? "" : `, shared data across gateways ${replicaShareMs} ms late (what-if)`}${tightOnFast ? ", only the tight requests, on the 2 fast pods alone" : ""}`);
+  const sloConfig = { modelBatchSlots: slots ?? 4, ...JSON.parse(arg(args, "--slo-config", "{}")) as Record<string, unknown> };
+  console.log(`${wall ? `wall clock, ${workers} worker(s)` : "virtual time"}, ${rate} req/s for ${seconds} s${wall ? "" : ` after ${WARM_SECONDS} s of warm-up, body ${tokenChunks ? "one chunk per token" : "in two chunks"}, ${gateways} gateway(s) x ${workers} worker(s)`}${replicaShareMs === undefined ? "" : `, shared data across gateways ${replicaShareMs} ms late (what-if)`}${tightOnFast ? ", only the tight requests, on the 2 fast pods alone" : ""}${slots === undefined ? "" : `, ${slots} batch slots per engine`}, SLOs tight ${slos.tight.ttft}/${slos.tight.tpot} ms loose ${slos.loose.ttft}/${slos.loose.tpot} ms`);
   console.log(`| policy | seed | requests | failed | SLO attainment | goodput (req/s) | TTFT p50 / p90 (ms) | TPOT p50 / p90 (ms) | TTFT prediction error p50 / p90 |`);
   console.log(`|---|---|---|---|---|---|---|---|---|`);
   for (const seed of wall ? [11] : seeds) {
     for (const p of policies) {
       const cfg = p.startsWith("predicted_latency") ? sloConfig : undefined;
-      const r = wall ? await runHetero(p, rate, seconds, seed, cfg, workers) : await runHeteroVirtual(p, rate, seconds, seed, cfg, { tokenChunks, gateways, workers, tightOnFast, replicaShareMs });
+      const r = wall ? await runHetero(p, rate, seconds, seed, cfg, workers) : await runHeteroVirtual(p, rate, seconds, seed, cfg, { tokenChunks, gateways, workers, tightOnFast, replicaShareMs, slots, slos });
       const f = (v: number) => v.toFixed(1);
       console.log(`| ${r.policy} | ${seed} | ${r.requests} | ${r.failed} | ${(r.attainment * 100).toFixed(1)}% | ${r.goodput.toFixed(2)} | ${f(r.ttftP50)} / ${f(r.ttftP90)} | ${f(r.tpotP50)} / ${f(r.tpotP90)} | ${r.predErrP90 === null ? "-" : (r.predErrP50! * 100).toFixed(0) + "% / " + (r.predErrP90 * 100).toFixed(0) + "%"} |`);
     }

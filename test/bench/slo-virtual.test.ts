@@ -3,7 +3,7 @@
 // carries the SLO headers to the plugin and the debug header back, and a seed gives one result.
 // Real release .wasm, real Lua scripts on a real redis-server the run starts, simulated engines.
 import { describe, expect, it } from "vitest";
-import { heteroJobs, HETERO_FLEET, sloHeaders } from "../../bench/slo/hetero.js";
+import { heteroJobs, HETERO_FLEET, HETERO_SLOS, sloHeaders } from "../../bench/slo/hetero.js";
 import { clientTimes, runSloJobs } from "../../bench/slo/virtual-run.js";
 
 async function run(seed: number, rate = 8, seconds = 8, extra: Record<string, unknown> = {}) {
@@ -14,6 +14,19 @@ async function run(seed: number, rate = 8, seconds = 8, extra: Record<string, un
   });
   return { jobs, out };
 }
+
+describe("slo-hetero's request classes", () => {
+  it("give each request its class's SLO, the default ones or those asked for (--tight-slo / --loose-slo)", () => {
+    const slos = { tight: { ttft: 150, tpot: 20 }, loose: { ttft: 600, tpot: 45 } };
+    const a = heteroJobs(8, 10, 5);
+    const b = heteroJobs(8, 10, 5, slos);
+    expect(b.map((j) => j.cls)).toEqual(a.map((j) => j.cls)); // the same requests
+    for (const [jobs, s] of [[a, HETERO_SLOS], [b, slos]] as const) {
+      for (const j of jobs) expect(j.slo).toEqual(j.cls.endsWith("/tight") ? s.tight : s.loose);
+    }
+    expect(sloHeaders(b.find((j) => j.cls.endsWith("/tight"))!)).toEqual([["x-slo-ttft-ms", "150"], ["x-slo-tpot-ms", "20"]]);
+  });
+});
 
 describe("slo-hetero in virtual time", () => {
   it("predicts TTFT (not the whole response) once learned, and one seed gives one result", async () => {

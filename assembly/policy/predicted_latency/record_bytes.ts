@@ -71,7 +71,7 @@ export class Cursor {
     let p = this.pos;
     const n = this.len;
     let v: f64 = 0;
-    let ok = p < n;
+    let ok = true;
     while (p < n) {
       const ch = this.at(p);
       if (ch == 32 || ch == 10) break;

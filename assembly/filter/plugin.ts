@@ -47,8 +47,7 @@ export class Plugin {
     this.config = cfg;
     const old = this.clients.values();
     for (let i = 0; i < old.length; i++) old[i].retire();
-    const oldPolicies = this.policies.values();
-    for (let i = 0; i < oldPolicies.length; i++) oldPolicies[i].retire();
+    this.retirePolicies();
     this.clients.clear();
     this.pools.clear();
     this.policies.clear();
@@ -173,14 +172,15 @@ export class Plugin {
     this.services.queue.tick(now);
   }
 
-  /** proxy_on_queue_ready: a sibling VM woke a policy (predicted_latency's worker wake). */
-  /** Its root context is deleted (a new configuration's root took over, its streams ended): the
-   *  policies' state that outlives them elsewhere (their gauges) is let go. */
-  close(): void {
+  /** The policies are replaced (a new configuration) or their root context is deleted (its
+   *  streams ended): each lets go of what it holds, and of its state that outlives it elsewhere
+   *  (its gauges). */
+  retirePolicies(): void {
     const policies = this.policies.values();
     for (let i = 0; i < policies.length; i++) policies[i].retire();
   }
 
+  /** proxy_on_queue_ready: a sibling VM woke a policy (predicted_latency's worker wake). */
   onQueueReady(token: u32, now: f64): void {
     const policies = this.policies.values();
     for (let i = 0; i < policies.length; i++) if (policies[i].onQueueReady(token, now)) break;

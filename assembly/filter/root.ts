@@ -62,7 +62,7 @@ export class LbRoot extends RootContext {
    */
   onDelete(): void {
     roots.delete(this.context_id);
-    this.plugin.close();
+    this.plugin.retirePolicies();
     host.log(host.LogLevel.Info, "root context " + this.context_id.toString() + " ended; " + roots.size.toString() + " left in this VM");
   }
 }

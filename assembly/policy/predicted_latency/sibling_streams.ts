@@ -260,9 +260,8 @@ export class SiblingStreams {
 
   /** The siblings' streams on `address` (null: none known). */
   on(address: string): SiblingStream[] | null {
-    if (!this.byHost.has(address)) return null;
-    const list = this.byHost.get(address);
-    return list.length > 0 ? list : null;
+    // A read drops the hosts left without streams (dropEmpty): a list here is never empty.
+    return this.byHost.has(address) ? this.byHost.get(address) : null;
   }
 
   /** The shared-data key of slot `i`. */
@@ -271,8 +270,9 @@ export class SiblingStreams {
     return unchecked(this.keys[i]);
   }
 
-  /** Re-reads the siblings' records (at most every READ_MIN_MS); parses them again only when one
-   *  changed or the oldest went stale (its VM gone: its streams no longer count). */
+  /** Re-reads the siblings' records (at most every readInterval of the last read's size, sooner
+   *  after a wake); parses them again only when one changed or the oldest went stale (its VM gone:
+   *  its streams no longer count). */
   refresh(now: f64): void {
     if (!this.enabled) return;
     // A wake (a sibling's end) reads at once, but for large records only past the part of the

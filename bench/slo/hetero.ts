@@ -6,7 +6,7 @@
 // Compared: predicted_latency, endpoint_metrics (utilization scoring), prefix_cache.
 // Reports SLO attainment, goodput, TTFT/TPOT p50/p90 and predicted_latency's TTFT prediction error.
 // Run: npm run bench -- slo-hetero [--rate R] [--seconds S] [--seeds 11,12] [--policies a,b]
-// [--slo-config JSON] [--find-capacity] [--two-chunk-body] [--gateways G] [--workers W] [--replica-share-ms D] [--slots N] [--tight-slo T/P] [--loose-slo T/P] [--tight-on-fast] [--wall]. Virtual time by default (simulated ms, seeded);
+// [--slo-config JSON] [--find-capacity] [--two-chunk-body] [--gateways G] [--workers W] [--replica-share-ms D] [--slots N] [--tight-slo T/P] [--loose-slo T/P] [--tight-on-fast] [--by-class] [--wall]. Virtual time by default (simulated ms, seeded);
 // --tight-on-fast: a relaxation for the SLO bound: only the tight half, on the 2 fast pods alone.
 // --wall: the real local gateway, wall ms = simulated ms (timeScale 1), seed 11 only.
 import http from "node:http";
@@ -56,7 +56,7 @@ export interface HeteroRow {
 }
 
 /** What one client saw, whichever clock ran it. */
-interface Seen { status: number; ttftMs: number | null; tpotMs: number | null; debug: string }
+interface Seen { status: number; ttftMs: number | null; tpotMs: number | null; debug: string; pod?: string | null }
 
 function meets(r: Seen, j: Job): boolean {
   return r.status === 200 && r.ttftMs !== null && r.ttftMs <= j.slo.ttft && (r.tpotMs === null || r.tpotMs <= j.slo.tpot);
@@ -84,6 +84,27 @@ function heteroRow(policy: string, jobs: Job[], results: Seen[], seconds: number
   };
 }
 
+/** One line of `--by-class`: a request class on one kind of pod, and why its misses missed. */
+export interface ClassRow { cls: string; requests: number; met: number; ttftOnly: number; tpotOnly: number; both: number; failed: number }
+
+/** Per class and pod kind (fast / slow by HETERO_FLEET.slowPods; the virtual fleet names pod i `pod-<i>`), what was met and what missed which SLO. */
+function byClass(jobs: Job[], results: Seen[]): ClassRow[] {
+  const rows = new Map<string, ClassRow>();
+  results.forEach((r, i) => {
+    const j = jobs[i];
+    const idx = Number(/^pod-(\d+)$/.exec(r.pod ?? "")?.[1] ?? -1);
+    const kind = r.pod ? (HETERO_FLEET.slowPods!.includes(idx % HETERO_FLEET.pods) ? "slow" : "fast") : "none";
+    const key = `${j.cls} on ${kind}`;
+    const row = rows.get(key) ?? { cls: key, requests: 0, met: 0, ttftOnly: 0, tpotOnly: 0, both: 0, failed: 0 };
+    rows.set(key, row);
+    row.requests++;
+    if (r.status !== 200 || r.ttftMs === null) { row.failed++; return; }
+    const ttftLate = r.ttftMs > j.slo.ttft, tpotLate = r.tpotMs !== null && r.tpotMs > j.slo.tpot;
+    if (ttftLate && tpotLate) row.both++; else if (ttftLate) row.ttftOnly++; else if (tpotLate) row.tpotOnly++; else row.met++;
+  });
+  return [...rows.values()].sort((a, b) => a.cls.localeCompare(b.cls));
+}
+
 /** A job's SLOs as the request headers predicted_latency reads. */
 export function sloHeaders(j: Job): Array<[string, string]> {
   return [["x-slo-ttft-ms", String(j.slo.ttft)], ["x-slo-tpot-ms", String(j.slo.tpot)]];
@@ -108,7 +129,7 @@ function withSlots(fleet: SloFleet, slots: number | undefined): SloFleet {
 }
 
 /** Virtual time: the warm-up jobs, then the measured ones right after (one continuous arrival stream). */
-export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds: number, seed: number, lbConfig?: Record<string, unknown>, layout: HeteroLayout = {}): Promise<HeteroRow & { wallMs: number }> {
+export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds: number, seed: number, lbConfig?: Record<string, unknown>, layout: HeteroLayout = {}): Promise<HeteroRow & { wallMs: number; byClass: ClassRow[] }> {
   const { tightOnFast = false, slots, slos = HETERO_SLOS, ...shape } = layout;
   const keep = (j: Job) => !tightOnFast || j.cls.endsWith("/tight");
   const warm = heteroJobs(rate, WARM_SECONDS, seed + 1, slos).filter(keep);
@@ -120,9 +141,9 @@ export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds
   });
   const seen: Seen[] = run.outcomes.slice(warm.length).map((o, i) => {
     const t = clientTimes(o, run.starts[warm.length + i]);
-    return { status: o.status, ttftMs: t.ttft, tpotMs: t.tpot, debug: o.debug };
+    return { status: o.status, ttftMs: t.ttft, tpotMs: t.tpot, debug: o.debug, pod: o.pod };
   });
-  return { ...heteroRow(policy, jobs, seen, seconds), wallMs: run.wallMs };
+  return { ...heteroRow(policy, jobs, seen, seconds), wallMs: run.wallMs, byClass: byClass(jobs, seen) };
 }
 
 /** Wall clock through the real local gateway (the validation path; a loaded machine inflates it). */
@@ -156,6 +177,13 @@ export async function runHetero(policy: PolicyName, rate: number, seconds: numbe
 export async function heteroCapacity(rate: number, seconds: number, seed: number, slots?: number): Promise<number> {
   const jobs = heteroJobs(rate, WARM_SECONDS + seconds, seed).map((j) => ({ at: j.at, prompt: j.prompt, maxTokens: j.maxTokens, headers: [] }));
   return saturatedThroughput(withSlots(HETERO_FLEET, slots), jobs, seed, WARM_SECONDS * 1000, (WARM_SECONDS + seconds) * 1000);
+}
+
+/** `--by-class`: one table per run, printed before the run's row. */
+function classTable(rows: ClassRow[]): void {
+  console.log(`| class on pods | requests | met | missed TTFT only | TPOT only | both | failed |`);
+  console.log(`|---|---|---|---|---|---|---|`);
+  for (const c of rows) console.log(`| ${c.cls} | ${c.requests} | ${(100 * c.met / c.requests).toFixed(1)}% | ${c.ttftOnly} | ${c.tpotOnly} | ${c.both} | ${c.failed} |`);
 }
 
 function arg(args: string[], name: string, def: string): string {
@@ -206,8 +234,10 @@ export async function heteroMain(args: string[]): Promise<void> {
   for (const seed of wall ? [11] : seeds) {
     for (const p of policies) {
       const cfg = p.startsWith("predicted_latency") ? sloConfig : undefined;
-      const r = wall ? await runHetero(p, rate, seconds, seed, cfg, workers) : await runHeteroVirtual(p, rate, seconds, seed, cfg, { tokenChunks, gateways, workers, tightOnFast, replicaShareMs, slots, slos });
+      const r: HeteroRow & { byClass?: ClassRow[] } = wall ? await runHetero(p, rate, seconds, seed, cfg, workers) : await runHeteroVirtual(p, rate, seconds, seed, cfg, { tokenChunks, gateways, workers, tightOnFast, replicaShareMs, slots, slos });
       const f = (v: number) => v.toFixed(1);
+      // --by-class (virtual time): per class and pod kind, what was met and which SLO the misses missed.
+      if (args.includes("--by-class") && r.byClass) classTable(r.byClass);
       console.log(`| ${r.policy} | ${seed} | ${r.requests} | ${r.failed} | ${(r.attainment * 100).toFixed(1)}% | ${r.goodput.toFixed(2)} | ${f(r.ttftP50)} / ${f(r.ttftP90)} | ${f(r.tpotP50)} / ${f(r.tpotP90)} | ${r.predErrP90 === null ? "-" : (r.predErrP50! * 100).toFixed(0) + "% / " + (r.predErrP90 * 100).toFixed(0) + "%"} |`);
     }
   }

@@ -3,7 +3,7 @@
 // carries the SLO headers to the plugin and the debug header back, and a seed gives one result.
 // Real release .wasm, real Lua scripts on a real redis-server the run starts, simulated engines.
 import { describe, expect, it } from "vitest";
-import { heteroJobs, HETERO_FLEET, HETERO_SLOS, sloHeaders } from "../../bench/slo/hetero.js";
+import { heteroJobs, HETERO_FLEET, HETERO_SLOS, runHeteroVirtual, sloHeaders } from "../../bench/slo/hetero.js";
 import { clientTimes, runSloJobs } from "../../bench/slo/virtual-run.js";
 
 async function run(seed: number, rate = 8, seconds = 8, extra: Record<string, unknown> = {}) {
@@ -29,6 +29,22 @@ describe("slo-hetero's request classes", () => {
 });
 
 describe("slo-hetero in virtual time", () => {
+  it("--by-class: every request in one class and pod kind, met or missed for a reason; the tight TPOT is never met on a slow pod", async () => {
+    const r = await runHeteroVirtual("prefix_cache", 8, 6, 31);
+    const sum = (f: (c: (typeof r.byClass)[number]) => number) => r.byClass.reduce((a, c) => a + f(c), 0);
+    expect(sum((c) => c.requests)).toBe(r.requests);
+    for (const c of r.byClass) {
+      expect(c.cls).toMatch(/^long-(prompt|output)\/(tight|loose) on (fast|slow)$/);
+      expect(c.met + c.ttftOnly + c.tpotOnly + c.both + c.failed).toBe(c.requests);
+    }
+    expect(sum((c) => c.met) / r.requests).toBeCloseTo(r.attainment, 9);
+    // prefix_cache ignores speed: a slow pod (TPOT ~14 ms) gets tight requests (TPOT SLO 11 ms) and misses them all.
+    const tightSlow = r.byClass.filter((c) => /tight on slow/.test(c.cls));
+    expect(sum((c) => (tightSlow.includes(c) ? c.requests : 0))).toBeGreaterThan(5);
+    for (const c of tightSlow) expect(c.met).toBe(0);
+    expect(r.byClass.some((c) => /on fast/.test(c.cls) && c.met > 0)).toBe(true);
+  }, 120_000);
+
   it("predicts TTFT (not the whole response) once learned, and one seed gives one result", async () => {
     const a = await run(21);
     expect(a.out.outcomes.every((o) => o.status === 200)).toBe(true);

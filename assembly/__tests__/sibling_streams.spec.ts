@@ -33,7 +33,7 @@ describe("sibling records", () => {
     s.lastMs = 150;
     const into = new Map<string, SiblingStream[]>();
     const line = streamLine(s, 200);
-    expect(line).toBe("10.0.0.1:8000 101 20 96 300 71 51 0"); // times as their age at 200, + 1
+    expect(line).toBe("10.0.0.1:8000 101 20 96 300 71 51 0 0"); // times as their age at 200, + 1; no TPOT SLO
     expect(parseRecord(rec("b 200\n" + line), "a", 250, into)).toBe(200);
     const got = into.get("10.0.0.1:8000");
     expect(got.length).toBe(1);
@@ -49,7 +49,7 @@ describe("sibling records", () => {
     const s = open("h1", 995, 16, 0);
     s.lastMs = 0;
     const line = streamLine(s, 1000);
-    expect(line).toBe("h1 6 20 16 300 0 0 0");
+    expect(line).toBe("h1 6 20 16 300 0 0 0 0");
     const into = new Map<string, SiblingStream[]>();
     expect(parseRecord(rec("b 1000\n" + line), "a", 1000, into)).toBe(1000);
     expect(into.get("h1")[0].pickedMs).toBe(995);

@@ -2,7 +2,7 @@
 import { ConfigReader } from "./reader";
 
 export const SLO_KEYS: string[] = ["sloTtftMs", "sloTpotMs", "sloTtftHeader", "sloTpotHeader", "sloPick",
-  "sloExploration", "modelDecay", "modelRidge", "modelRefreshMs", "expectedOutputTokens", "modelBatchSlots", "sloQueueMargin", "sloHoldMs", "sloHoldMax", "sloShareWorkers"];
+  "sloExploration", "modelDecay", "modelRidge", "modelRefreshMs", "expectedOutputTokens", "modelBatchSlots", "sloQueueMargin", "sloHoldMs", "sloHoldMax", "sloShareWorkers", "sloInterference"];
 
 export const SLO_PICK_BEST_FIT = "best_fit";
 export const SLO_PICK_MOST_HEADROOM = "most_headroom";
@@ -34,6 +34,9 @@ export class SloSettings {
   holdMax: i64 = 512;
   /** The worker VMs of one Envoy see each other's open streams (shared data), not averages. */
   shareWorkers: bool = true;
+  /** tpot_fit: within the band, the pods where this request's prefill would make the fewest of
+   *  this VM's streams miss their TPOT SLO. */
+  interference: bool = true;
 }
 
 export function parseSloSettings(r: ConfigReader): SloSettings {
@@ -53,6 +56,7 @@ export function parseSloSettings(r: ConfigReader): SloSettings {
   s.holdMs = r.int("sloHoldMs", 0, 0, 600000);
   s.holdMax = r.int("sloHoldMax", 512, 1, 100000);
   s.shareWorkers = r.bool("sloShareWorkers", true);
+  s.interference = r.bool("sloInterference", true);
   // Holding waits for a pod's free batch slot: without the slots known there is none to wait for.
   if (s.holdMs > 0 && s.batchSlots == 0) r.errors.add(r.key("sloHoldMs") + " needs " + r.key("modelBatchSlots") + " (the engines' batch slots, vLLM max_num_seqs)");
   return s;

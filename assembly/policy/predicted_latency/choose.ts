@@ -63,7 +63,7 @@ function extreme(idx: i32[], score: f64[], highest: bool, pick: u32): i32 {
 }
 
 export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft: f64, sloTpot: f64,
-  mode: i32, explore: f64, sheddable: bool, expectedTokens: f64, d: Draws): Choice {
+  mode: i32, explore: f64, sheddable: bool, expectedTokens: f64, d: Draws, harm: f64[] | null = null): Choice {
   const n = ttft.length;
   const known = new Array<i32>(0);
   for (let i = 0; i < n; i++) if (eligible[i] && !isNaN(ttft[i]) && !isNaN(tpot[i])) known.push(i);
@@ -88,12 +88,24 @@ export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft:
   }
   if (explore > 0 && d.explore < explore) return new Choice(ok[<i32>(d.pick % <u32>ok.length)], "slo_explore");
   if (mode == PICK_TPOT_FIT && sloTpot > 0) {
-    // Within the band the hosts are about as fast: the one whose slot frees first (least TTFT).
-    const band = tpotBand(ok, tpot, sloTpot);
+    // Within the band the hosts are about as fast: the ones where this request's prefill harms the
+    // fewest other streams, then the one whose slot frees first (least TTFT).
+    let band = tpotBand(ok, tpot, sloTpot);
+    if (harm !== null) band = leastHarm(band, harm);
     return new Choice(sloTtft > 0 ? extreme(band, ttft, false, d.pick) : extreme(band, h, true, d.pick), "slo_tpot_fit");
   }
   const bestFit = mode == PICK_BEST_FIT;
   return new Choice(extreme(ok, h, !bestFit, d.pick), bestFit ? "slo_best_fit" : "slo_most_headroom");
+}
+
+/** The hosts of `idx` whose harm (other streams this request's prefill would make miss their
+ *  TPOT SLO) is the least. */
+function leastHarm(idx: i32[], harm: f64[]): i32[] {
+  let least = Infinity;
+  for (let j = 0; j < idx.length; j++) least = min(least, harm[idx[j]]);
+  const out = new Array<i32>(0);
+  for (let j = 0; j < idx.length; j++) if (harm[idx[j]] <= least) out.push(idx[j]);
+  return out;
 }
 
 /** The hosts of `idx` whose TPOT headroom is within TPOT_BAND of the least (the slowest that fit). */

@@ -24,6 +24,8 @@ export class Evaluation {
   base: f64[];
   wait: f64[];
   prefill: f64[];
+  /** Other streams this request's prefill would make miss their TPOT SLO (sloInterference). */
+  harm: f64[] | null = null;
   eligible: bool[];
   choice: Choice = new Choice(NO_MODEL, "");
   at: i32 = 0;
@@ -86,7 +88,7 @@ export function lateToFreeSlot(e: Evaluation, slots: f64, ttftLeft: f64, sloTpot
   for (let i = 0; i < free.length; i++) { free[i] = e.eligible[i] && e.inflight[i] < slots - reserve; if (free[i]) any = true; }
   e.late = true;
   if (!any) return;
-  const c = chooseBySlo(e.decideTtft, e.tpot, free, ttftLeft, sloTpot, mode, 0, false, e.expected, draws);
+  const c = chooseBySlo(e.decideTtft, e.tpot, free, ttftLeft, sloTpot, mode, 0, false, e.expected, draws, e.harm);
   if (c.index < 0) return;
   e.at = c.index;
   e.choice = new Choice(c.index, "slo_unmet_free_slot");

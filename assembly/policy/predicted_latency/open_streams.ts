@@ -35,12 +35,18 @@ class CachedWait {
   prefillVersion: i32 = -1;
   prefillSibVersion: i32 = -1;
   prefill: f64 = 0;
+  slackAt: f64 = -1e18;
+  slackVersion: i32 = -1;
+  slackSibVersion: i32 = -1;
+  slackTpot: f64 = 0;
+  /** TPOT slack (ms) of the host's streams on time with a TPOT SLO, ascending (harm). */
+  slacks: f64[] = new Array<f64>(0);
 }
 
 /** A sibling VM's stream as its record showed it (sibling_streams.ts). */
 export class SiblingStream {
   constructor(public pickedMs: f64, public baseTtft: f64, public expected: f64, public uncached: f64,
-    public firstMs: f64, public lastMs: f64, public events: f64) {}
+    public firstMs: f64, public lastMs: f64, public events: f64, public sloTpot: f64 = 0) {}
 }
 
 /** One open stream: what the pick knew (the model's features too), and what the response showed. */
@@ -53,7 +59,18 @@ export class OpenStream {
   status: i32 = 0;
   constructor(public address: string, public pickedMs: f64, public expected: f64, public uncached: f64,
     public inflight: f64, public wait: f64, public baseTtft: f64, public predTtft: f64, public predTpot: f64,
-    public prefillAhead: f64 = 0) {}
+    public prefillAhead: f64 = 0, public sloTpot: f64 = 0) {}
+}
+
+/** Adds to `out` a stream's TPOT slack (ms): what a stall may take before the stream, predicted
+ *  to meet its TPOT SLO `sloTpot` now, misses it; nothing for a stream without one or already late. */
+function pushSlack(out: f64[], sloTpot: f64, expected: f64, events: f64, firstMs: f64, lastMs: f64, tpot: f64, now: f64): void {
+  if (!(sloTpot > 0) || !(expected > 1)) return;
+  const gaps = expected - 1.0;
+  const spent = firstMs > 0 ? now - firstMs : 0.0;
+  const left = firstMs > 0 ? remainingDecode(expected, events, now - firstMs, now - lastMs, tpot) : gaps * tpot;
+  const slack = sloTpot * gaps - spent - left;
+  if (slack >= 0) out.push(slack);
 }
 
 export class OpenStreams {
@@ -113,6 +130,47 @@ export class OpenStreams {
     if (sib !== null) for (let i = 0; i < sib.length; i++) if (sib[i].firstMs == 0) t += sib[i].uncached;
     if (c !== null) { c.prefillAt = now; c.prefillVersion = c.version; c.prefillSibVersion = sibVersion; c.prefill = t; }
     return t;
+  }
+
+  /**
+   * How many streams on `address` with a TPOT SLO, this VM's and its siblings' (`sib`, as of
+   * `sibVersion`), a stall of `stallMs` (a prompt's prefill admitted into their engine step) would
+   * make miss it: those predicted to meet it now (time since their first chunk, then the tokens
+   * left at `tpot` each) by less than the stall. A stream not started yet counts from now, whole.
+   * The host's slacks are sorted once and reused within WAIT_REUSE_MS while its streams and `tpot`
+   * stay the same (a stream on pace keeps its slack): a binary search per candidate.
+   */
+  harm(address: string, stallMs: f64, tpot: f64, now: f64, sib: SiblingStream[] | null = null, sibVersion: i32 = 0): f64 {
+    if (!(stallMs > 0) || !(tpot > 0) || (!this.byHost.has(address) && sib === null)) return 0;
+    const c = this.cacheOf(address);
+    const age = now - c.slackAt;
+    if (!(age >= 0 && age < WAIT_REUSE_MS && c.slackVersion == c.version && c.slackSibVersion == sibVersion && c.slackTpot == tpot)) {
+      const out = c.slacks;
+      out.length = 0;
+      if (this.byHost.has(address)) {
+        const list = this.byHost.get(address);
+        for (let i = 0; i < list.length; i++) {
+          const s = list[i];
+          pushSlack(out, s.sloTpot, s.expected, <f64>s.tally.events, s.firstMs, s.lastMs, tpot, now);
+        }
+      }
+      if (sib !== null) {
+        for (let i = 0; i < sib.length; i++) {
+          const s = sib[i];
+          pushSlack(out, s.sloTpot, s.expected, s.events, s.firstMs, s.lastMs, tpot, now);
+        }
+      }
+      if (out.length > 1) out.sort((a: f64, b: f64): i32 => a < b ? -1 : (a > b ? 1 : 0));
+      c.slackAt = now; c.slackVersion = c.version; c.slackSibVersion = sibVersion; c.slackTpot = tpot;
+    }
+    // The slacks below the stall: the first index whose slack is >= it.
+    const sl = c.slacks;
+    let lo = 0, hi = sl.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (unchecked(sl[mid]) < stallMs) lo = mid + 1; else hi = mid;
+    }
+    return <f64>lo;
   }
 
   private cacheOf(address: string): CachedWait {

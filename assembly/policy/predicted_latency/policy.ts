@@ -228,6 +228,9 @@ export class PredictedLatencyPolicy extends Policy {
     const siblings = model.siblings;
     siblings.refresh(now);
     let anyEligible = false;
+    // Prefill interference (tpot_fit only): what this request's prefill would do to the streams there.
+    const harm: f64[] | null = s.interference && s.pick == SLO_PICK_TPOT_FIT && sloTpot > 0 ? new Array<f64>(n) : null;
+    e.harm = harm;
     for (let i = 0; i < n; i++) {
       const q = this.queueAt(pool, c, i, reads, counts, ahead);
       const m = models[i];
@@ -243,6 +246,11 @@ export class PredictedLatencyPolicy extends Policy {
       // the running requests end), so it counts (1 + sloQueueMargin) times.
       e.decideTtft[i] = e.ttft[i] + s.queueMargin * e.wait[i];
       e.tpot[i] = m.predictTpot(q, slots);
+      if (harm !== null) {
+        // The prefill's stall on the pod's decoding streams: the model's TTFT for the uncached tokens.
+        const stall = e.base[i] - m.predictTtft(0, q, slots, 0, e.prefill[i]);
+        harm[i] = model.streams.harm(c.hosts[i], stall, e.tpot[i], now, sib, siblings.version);
+      }
       e.eligible[i] = r.limit <= 0 || q + <f64>r.cost <= <f64>r.limit;
       if (e.eligible[i]) anyEligible = true;
     }
@@ -250,7 +258,7 @@ export class PredictedLatencyPolicy extends Policy {
     // Held: what is left of the TTFT SLO (a hair above 0 once spent, so no host meets it).
     const ttftLeft = sloTtft > 0 ? max(1e-3, sloTtft - heldMs) : 0.0;
     const choice = chooseBySlo(e.decideTtft, e.tpot, e.eligible, ttftLeft, sloTpot,
-      pickMode(s.pick), s.exploration, r.priority == PRIORITY_LOW, expected, draws);
+      pickMode(s.pick), s.exploration, r.priority == PRIORITY_LOW, expected, draws, harm);
     if (choice.index == SHED) { r.port.shed("slo_unmet"); return null; }
     e.choice = choice;
     e.at = choice.index == NO_MODEL ? fewestInflight(e.inflight, e.eligible, draws.pick) : choice.index;
@@ -302,7 +310,7 @@ export class PredictedLatencyPolicy extends Policy {
     const chosen = c.hosts[at];
     const b = e.base[at];
     const stream = new OpenStream(chosen, now, e.expected, e.uncached[at], e.inflight[at], e.wait[at], isFinite(b) ? max(0.0, b) : 0.0,
-      e.ttft[at], e.tpot[at], e.prefill[at]);
+      e.ttft[at], e.tpot[at], e.prefill[at], t.sloTpot);
     this.observations.set(changetype<usize>(r), stream);
     model.streams.add(stream);
     model.publish(now);
@@ -310,7 +318,7 @@ export class PredictedLatencyPolicy extends Policy {
     if (reads.keys.length > 0) recordPrefix(this.cfg, r, reads.keys, reads.values, chosen, this.writes);
     // The TTFT reported is the client's as predicted now: the time held plus the pod's.
     const reason = "predicted_latency:" + e.choice.reason + ":ttft=" + fmt(heldMs + e.ttft[at]) + ":tpot=" + fmt(e.tpot[at]) + ":q=" + fmt(e.inflight[at])
-      + ":wait=" + fmt(e.wait[at]) + (heldMs > 0 ? ":held=" + fmt(heldMs) : "");
+      + ":wait=" + fmt(e.wait[at]) + (e.harm !== null ? ":harm=" + fmt(e.harm![at]) : "") + (heldMs > 0 ? ":held=" + fmt(heldMs) : "");
     const slots = <i64>this.cfg.slo.batchSlots;
     if (!this.late.canHold(heldMs) || e.inflight[at] >= <f64>slots || this.cfg.costMode != "count") {
       return this.services.accounting.acquireHost(r, c, chosen, reason);

@@ -11,7 +11,9 @@
 // missing, stale (not published for SIB_STALE_MS: its VM is gone) or its own, so the live slots
 // are a prefix (readers stop at the first missing key). Record: "<tag> <published ms> <holding>"
 // (1 while the VM holds requests: a sibling's stream end wakes it, worker_wake.ts), then a
-// line per open stream "<host> <picked> <base ttft> <expected> <uncached> <first> <last> <events>",
+// line per open stream "<host> <picked> <base ttft> <expected> <uncached> <first> <last> <events>
+// <tpot slo>" (the last, 0 for none, may be missing: a version before it wrote 7 fields, and reads
+// none of these lines: those streams are then known by the fleet's counts, as a gateway's),
 // per stream ended in the last RECENT_END_MS "~<host> <picked> <ended>", per held request on
 // time "^<host waited for> <deadline>". Times are ms on the Envoy's clock, which all its workers
 // share: published and deadlines as they are, the others as their age at the publish plus 1 (0:
@@ -100,7 +102,7 @@ export class SiblingHolds {
 export function writeStreamLine(w: RecordWriter, s: OpenStream, published: f64): void {
   w.text(s.address);
   w.num(ageOf(s.pickedMs, published)); w.num(s.baseTtft); w.num(s.expected); w.num(s.uncached);
-  w.num(ageOf(s.firstMs, published)); w.num(ageOf(s.lastMs, published)); w.num(<f64>s.tally.events);
+  w.num(ageOf(s.firstMs, published)); w.num(ageOf(s.lastMs, published)); w.num(<f64>s.tally.events); w.num(s.sloTpot);
 }
 
 /** Parses a record into `into` (its streams by host), `ends` (its recent ends by host: pick and end
@@ -116,7 +118,7 @@ export function parseRecord(value: ArrayBuffer, ownTag: string, now: f64, into: 
   const published = c.num();
   if (published < 0 || now - published > SIB_STALE_MS) return -1;
   if (!c.atLineEnd && c.num() == 1 && holding !== null) holding.push(tag);
-  const v = new Array<f64>(7);
+  const v = new Array<f64>(8);
   // The list of the host of the line before (a record lists a host's lines together).
   let list: SiblingStream[] | null = null;
   while (c.nextLine()) {
@@ -146,7 +148,8 @@ export function parseRecord(value: ArrayBuffer, ownTag: string, now: f64, into: 
       unchecked(v[j] = c.num());
       if (unchecked(v[j]) < 0) ok = false;
     }
-    if (!ok || !c.atLineEnd) continue;
+    unchecked(v[7] = ok && !c.atLineEnd ? c.num() : 0.0);
+    if (!ok || unchecked(v[7]) < 0 || !c.atLineEnd) continue;
     unchecked(v[0] = timeOf(unchecked(v[0]), published));
     unchecked(v[4] = timeOf(unchecked(v[4]), published));
     unchecked(v[5] = timeOf(unchecked(v[5]), published));
@@ -158,9 +161,10 @@ export function parseRecord(value: ArrayBuffer, ownTag: string, now: f64, into: 
     if (spare !== null && spare.length > 0) {
       st = spare.pop();
       st.pickedMs = unchecked(v[0]); st.baseTtft = unchecked(v[1]); st.expected = unchecked(v[2]); st.uncached = unchecked(v[3]);
-      st.firstMs = unchecked(v[4]); st.lastMs = unchecked(v[5]); st.events = unchecked(v[6]);
+      st.firstMs = unchecked(v[4]); st.lastMs = unchecked(v[5]); st.events = unchecked(v[6]); st.sloTpot = unchecked(v[7]);
     } else {
-      st = new SiblingStream(unchecked(v[0]), unchecked(v[1]), unchecked(v[2]), unchecked(v[3]), unchecked(v[4]), unchecked(v[5]), unchecked(v[6]));
+      st = new SiblingStream(unchecked(v[0]), unchecked(v[1]), unchecked(v[2]), unchecked(v[3]), unchecked(v[4]), unchecked(v[5]), unchecked(v[6]),
+        unchecked(v[7]));
     }
     list!.push(st);
   }

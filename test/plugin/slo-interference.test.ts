@@ -1,0 +1,96 @@
+// predicted_latency's prefill interference (sloInterference, on by default with tpot_fit): a long
+// prompt's prefill stalls every stream decoding on its pod, so among pods of one speed it goes
+// where no open stream would miss its TPOT SLO for it. Through the host facade with a real Redis
+// and a manual clock: two pods predicted alike (modelRidge pulls both to the fleet's model),
+// taught that a 1,000-token prompt takes 100 ms more than a short one. One pod decodes a stream
+// whose first message the long prompt shares (fewer tokens to prefill there: the lowest TTFT);
+// with a TPOT SLO of 16 ms that stream has 90 ms of slack (10 ms predicted, 15 gaps), less than
+// the long prompt's prefill there.
+import { describe, expect, it } from "vitest";
+import { CHAT_BODY, CLUSTER, host, hosts, postChat, useRedisHost } from "./harness.js";
+import type { TestHost, TestStream } from "../../host-test/facade/index.js";
+import { finish, start } from "./slo-streams.js";
+
+const t = useRedisHost();
+
+const LOOSE = { "x-slo-ttft-ms": "5000", "x-slo-tpot-ms": "1000" };
+const TIGHT = { "x-slo-ttft-ms": "5000", "x-slo-tpot-ms": "16" };
+
+/** A chat body of a prompt of about `tokens` tokens (4 chars each), unlike any other (no prefix hit). */
+let bodies = 0;
+function longBody(tokens: number): string {
+  bodies++;
+  const words = Array.from({ length: tokens }, (_, i) => `w${bodies}x${i}`.padEnd(3, "z").slice(0, 3)).join(" ");
+  return JSON.stringify({ model: "m", messages: [{ role: "user", content: words }], max_tokens: 16 });
+}
+
+/** Serves `s` (already sent): first token after `ttftMs`, TPOT 10 ms. */
+async function serve(h: TestHost, s: TestStream, ttftMs: number): Promise<void> {
+  await h.redisIdle();
+  h.advance(ttftMs);
+  start(s);
+  h.advance(10);
+  finish(s);
+  await h.redisIdle();
+}
+
+/** Two pods taught alike: short prompts 20 ms to the first token, 1,000-token prompts 120 ms. */
+async function taughtHost(extra: Record<string, unknown>): Promise<TestHost> {
+  const h = t.host = await host({
+    configuration: { lb_policy: "predicted_latency", lb_config: {
+      serviceFQDN: "redis.static", servicePort: 6379, timeout: 500, sloExploration: 0, modelRidge: 1000000, debugHeader: "x-llmlb-debug", ...extra } },
+    redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(2) },
+  });
+  for (let i = 0; i < 12; i++) {
+    await serve(h, postChat(h, CHAT_BODY, LOOSE).s, 20);
+    await serve(h, postChat(h, longBody(1000), LOOSE).s, 120);
+  }
+  return h;
+}
+
+/** A conversation whose first message is `prefix` and whose last is new (about 2,000 tokens). */
+function followUp(prefix: string): string {
+  const q = JSON.parse(longBody(1000)).messages[0].content as string;
+  return JSON.stringify({ model: "m", messages: [{ role: "user", content: prefix }, { role: "assistant", content: "ok" }, { role: "user", content: q }], max_tokens: 16 });
+}
+
+/**
+ * One pod (X) decodes a stream with `headers` whose prompt's first message is also a long prompt's
+ * (so the long prompt has fewer tokens to prefill on X, and the lowest TTFT there); the other pod
+ * (Y) is idle. Returns X, Y and where the long prompt goes, with its debug header.
+ */
+async function longPromptBeside(h: TestHost, headers: Record<string, string>): Promise<{ x: string; y: string; to: string; debug: string }> {
+  const prefix = JSON.parse(longBody(1000)).messages[0].content as string;
+  const { s: open } = postChat(h, JSON.stringify({ model: "m", messages: [{ role: "user", content: prefix }], max_tokens: 16 }), headers);
+  await h.redisIdle();
+  start(open);
+  const x = open.forwarded!.upstream.address!;
+  const y = ["10.0.0.1:8000", "10.0.0.2:8000"].find((p) => p !== x)!;
+  const { s } = postChat(h, followUp(prefix), LOOSE);
+  await h.redisIdle();
+  start(s);
+  return { x, y, to: s.forwarded!.upstream.address!, debug: String(s.response.headers["x-llmlb-debug"] ?? "") };
+}
+
+describe("prefill interference (sloInterference)", () => {
+  it("sends a long prompt away from a pod where its prefill would make a stream miss its TPOT SLO", async () => {
+    const h = await taughtHost({});
+    const { y, to, debug } = await longPromptBeside(h, TIGHT);
+    expect(to).toBe(y);
+    expect(debug).toMatch(/slo_tpot_fit:.*:harm=0/);
+  });
+
+  it("without a stream to harm the lowest TTFT decides: the pod holding the prompt's first message", async () => {
+    const h = await taughtHost({});
+    const { x, to, debug } = await longPromptBeside(h, LOOSE);
+    expect(to).toBe(x);
+    expect(debug).toMatch(/:harm=0/);
+  });
+
+  it("sloInterference false: the lowest TTFT alone, whatever it does to the stream there", async () => {
+    const h = await taughtHost({ sloInterference: false });
+    const { x, to, debug } = await longPromptBeside(h, TIGHT);
+    expect(to).toBe(x);
+    expect(debug).not.toMatch(/harm=/);
+  });
+});

@@ -63,6 +63,11 @@ describe("the choice with harm", () => {
     expect(chooseBySlo(ttft, tpot, ALL4, 150, 11, PICK_TPOT_FIT, 0, false, 0, NO_EXPLORE, [0, 2, 0, 3]).index).toBe(1);
     expect(chooseBySlo(ttft, tpot, ALL4, 150, 11, PICK_TPOT_FIT, 0, false, 0, NO_EXPLORE, [0, 1, 0, 1]).index).toBe(3);
   });
+  it("says when the harm moved the choice off the pod of least TTFT (the avoided counter)", () => {
+    expect(chooseBySlo(ttft, tpot, ALL4, 150, 11, PICK_TPOT_FIT, 0, false, 0, NO_EXPLORE, [0, 2, 0, 3]).avoided).toBe(true);
+    expect(chooseBySlo(ttft, tpot, ALL4, 150, 11, PICK_TPOT_FIT, 0, false, 0, NO_EXPLORE, [0, 1, 0, 1]).avoided).toBe(false);
+    expect(chooseBySlo(ttft, tpot, ALL4, 150, 11, PICK_TPOT_FIT, 0, false, 0, NO_EXPLORE).avoided).toBe(false);
+  });
   it("never leaves the band for less harm (a loose request stays on the slow hosts)", () => {
     expect(chooseBySlo(ttft, tpot, ALL4, 600, 30, PICK_TPOT_FIT, 0, false, 0, NO_EXPLORE, [2, 0, 1, 0]).index).toBe(2);
     expect(chooseBySlo(ttft, tpot, ALL4, 600, 30, PICK_TPOT_FIT, 0, false, 0, NO_EXPLORE, [1, 0, 1, 0]).index).toBe(2);

@@ -60,6 +60,7 @@ export class Stats extends RedisObserver {
   private sloHold: u32;
   private sloSlotRefusedTotal: u32;
   private sloWorkersSharing: u32;
+  private sloInterferenceAvoidedTotal: u32;
 
   constructor() {
     super();
@@ -88,6 +89,7 @@ export class Stats extends RedisObserver {
     this.sloHold = host.defineMetric(H, "llmlb_slo_hold_ms");
     this.sloSlotRefusedTotal = host.defineMetric(C, "llmlb_slo_slot_refused_total");
     this.sloWorkersSharing = host.defineMetric(G, "llmlb_slo_workers_sharing");
+    this.sloInterferenceAvoidedTotal = host.defineMetric(C, "llmlb_slo_interference_avoided_total");
   }
 
   /** At configuration: the policy's counters (its known reasons at 0) exist before traffic. */
@@ -132,6 +134,9 @@ export class Stats extends RedisObserver {
   sloHeld(): void { host.incrementMetric(this.sloHeldNow, 1); }
   /** A request sent to a free slot found it taken by another VM (Redis refused the charge): held again. */
   sloSlotRefused(): void { host.incrementMetric(this.sloSlotRefusedTotal, 1); }
+  /** A request sent past the pod of lowest TTFT in its TPOT-fit band, where its prefill would have
+   *  made more streams miss their TPOT SLO (sloInterference). */
+  sloInterferenceAvoided(): void { host.incrementMetric(this.sloInterferenceAvoidedTotal, 1); }
   /** A pool's record of this VM started (+1) or stopped (-1) seeing another worker's record
    *  (sloShareWorkers): the gauge is the worker VMs that share, per pool. */
   sloSharing(delta: i64): void { host.incrementMetric(this.sloWorkersSharing, delta); }

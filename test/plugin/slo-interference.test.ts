@@ -78,6 +78,7 @@ describe("prefill interference (sloInterference)", () => {
     const { y, to, debug } = await longPromptBeside(h, TIGHT);
     expect(to).toBe(y);
     expect(debug).toMatch(/slo_tpot_fit:.*:harm=0/);
+    expect(h.metric("llmlb_slo_interference_avoided_total")).toBe(1);
   });
 
   it("without a stream to harm the lowest TTFT decides: the pod holding the prompt's first message", async () => {
@@ -85,6 +86,7 @@ describe("prefill interference (sloInterference)", () => {
     const { x, to, debug } = await longPromptBeside(h, LOOSE);
     expect(to).toBe(x);
     expect(debug).toMatch(/:harm=0/);
+    expect(h.metric("llmlb_slo_interference_avoided_total")).toBe(0);
   });
 
   it("sloInterference false: the lowest TTFT alone, whatever it does to the stream there", async () => {
@@ -92,5 +94,6 @@ describe("prefill interference (sloInterference)", () => {
     const { x, to, debug } = await longPromptBeside(h, TIGHT);
     expect(to).toBe(x);
     expect(debug).not.toMatch(/harm=/);
+    expect(h.metric("llmlb_slo_interference_avoided_total")).toBe(0);
   });
 });

@@ -25,6 +25,8 @@ export const NO_MODEL: i32 = -2;
 export const SHED: i32 = -1;
 
 export class Choice {
+  /** tpot_fit: the pod this choice would have been without the harm would have harmed more streams. */
+  avoided: bool = false;
   constructor(public index: i32, public reason: string) {}
 }
 
@@ -90,12 +92,18 @@ export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft:
   if (mode == PICK_TPOT_FIT && sloTpot > 0) {
     // Within the band the hosts are about as fast: the ones where this request's prefill harms the
     // fewest other streams, then the one whose slot frees first (least TTFT).
-    let band = tpotBand(ok, tpot, sloTpot);
-    if (harm !== null) band = leastHarm(band, harm);
-    return new Choice(sloTtft > 0 ? extreme(band, ttft, false, d.pick) : extreme(band, h, true, d.pick), "slo_tpot_fit");
+    const band = tpotBand(ok, tpot, sloTpot);
+    const c = new Choice(bandPick(harm !== null ? leastHarm(band, harm!) : band, ttft, h, sloTtft > 0, d.pick), "slo_tpot_fit");
+    if (harm !== null) c.avoided = harm![bandPick(band, ttft, h, sloTtft > 0, d.pick)] > harm![c.index];
+    return c;
   }
   const bestFit = mode == PICK_BEST_FIT;
   return new Choice(extreme(ok, h, !bestFit, d.pick), bestFit ? "slo_best_fit" : "slo_most_headroom");
+}
+
+/** tpot_fit within `band`: the least TTFT (with a TTFT SLO), else the most headroom. */
+function bandPick(band: i32[], ttft: f64[], h: f64[], byTtft: bool, pick: u32): i32 {
+  return byTtft ? extreme(band, ttft, false, pick) : extreme(band, h, true, pick);
 }
 
 /** The hosts of `idx` whose harm (other streams this request's prefill would make miss their

@@ -315,6 +315,7 @@ export class PredictedLatencyPolicy extends Policy {
     model.streams.add(stream);
     model.publish(now);
     this.runtime.inflight.notePick(r.pool, chosen, <f64>r.cost);
+    if (e.choice.avoided) this.services.stats.sloInterferenceAvoided();
     if (reads.keys.length > 0) recordPrefix(this.cfg, r, reads.keys, reads.values, chosen, this.writes);
     // The TTFT reported is the client's as predicted now: the time held plus the pod's.
     const reason = "predicted_latency:" + e.choice.reason + ":ttft=" + fmt(heldMs + e.ttft[at]) + ":tpot=" + fmt(e.tpot[at]) + ":q=" + fmt(e.inflight[at])

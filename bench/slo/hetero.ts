@@ -6,7 +6,7 @@
 // Compared: predicted_latency, endpoint_metrics (utilization scoring), prefix_cache.
 // Reports SLO attainment, goodput, TTFT/TPOT p50/p90 and predicted_latency's TTFT prediction error.
 // Run: npm run bench -- slo-hetero [--rate R] [--seconds S] [--seeds 11,12] [--policies a,b]
-// [--slo-config JSON] [--find-capacity] [--two-chunk-body] [--gateways G] [--workers W] [--replica-share-ms D] [--slots N] [--tight-slo T/P] [--loose-slo T/P] [--tight-on-fast] [--by-class] [--wall]. Virtual time by default (simulated ms, seeded);
+// [--slo-config JSON] [--find-capacity] [--two-chunk-body] [--gateways G] [--workers W] [--replica-share-ms D] [--slots N] [--tight-slo T/P] [--loose-slo T/P] [--tight-on-fast] [--by-class] [--best-effort F] [--wall]. Virtual time by default (simulated ms, seeded);
 // --tight-on-fast: a relaxation for the SLO bound: only the tight half, on the 2 fast pods alone.
 // --wall: the real local gateway, wall ms = simulated ms (timeScale 1), seed 11 only.
 import http from "node:http";
@@ -23,14 +23,17 @@ export const HETERO_TOPOLOGY = {
 /** The same fleet for virtual runs: pods 0 and 2 run 2x slower. */
 export const HETERO_FLEET: SloFleet = { pods: 4, profile: "llama-8b-h100", profileOverrides: { maxNumSeqs: 4 }, slowPods: [0, 2], slowFactor: 2 };
 
-interface Job { at: number; prompt: string; maxTokens: number; slo: { ttft: number; tpot: number }; cls: string }
+/** A request of the workload; a best-effort one carries no SLO header (`slo` is its class's, unused). */
+interface Job { at: number; prompt: string; maxTokens: number; slo: { ttft: number; tpot: number }; cls: string; bestEffort?: boolean }
 
 /** A request class's SLO (ms). */
 export interface SloClass { ttft: number; tpot: number }
 /** Tight: what a fast pod meets with room at 4 batch slots; loose: what a slow pod meets. */
 export const HETERO_SLOS: { tight: SloClass; loose: SloClass } = { tight: { ttft: 150, tpot: 11 }, loose: { ttft: 600, tpot: 30 } };
 
-export function heteroJobs(rate: number, seconds: number, seed: number, slos = HETERO_SLOS): Job[] {
+/** The mixed workload; with `bestEffort` > 0 that share of the requests carries no SLO (drawn after
+ *  the class, so the other requests stay the same ones as without). */
+export function heteroJobs(rate: number, seconds: number, seed: number, slos = HETERO_SLOS, bestEffort = 0): Job[] {
   const rng = new SeededRandom(seed);
   const jobs: Job[] = [];
   let t = 0;
@@ -39,12 +42,14 @@ export function heteroJobs(rate: number, seconds: number, seed: number, slos = H
     if (t > seconds * 1000) break;
     const longPrompt = rng.next() < 0.5;
     const tight = rng.next() < 0.5;
+    const be = bestEffort > 0 && rng.next() < bestEffort;
     jobs.push({
       at: t,
       prompt: randomWords(rng, longPrompt ? 1500 : 100),
       maxTokens: longPrompt ? 16 : 96,
       slo: tight ? slos.tight : slos.loose,
-      cls: (longPrompt ? "long-prompt" : "long-output") + "/" + (tight ? "tight" : "loose"),
+      cls: (longPrompt ? "long-prompt" : "long-output") + "/" + (be ? "best-effort" : tight ? "tight" : "loose"),
+      ...(be ? { bestEffort: true } : {}),
     });
   }
   return jobs;
@@ -59,7 +64,7 @@ export interface HeteroRow {
 interface Seen { status: number; ttftMs: number | null; tpotMs: number | null; debug: string; pod?: string | null }
 
 function meets(r: Seen, j: Job): boolean {
-  return r.status === 200 && r.ttftMs !== null && r.ttftMs <= j.slo.ttft && (r.tpotMs === null || r.tpotMs <= j.slo.tpot);
+  return !j.bestEffort && r.status === 200 && r.ttftMs !== null && r.ttftMs <= j.slo.ttft && (r.tpotMs === null || r.tpotMs <= j.slo.tpot);
 }
 
 /**
@@ -70,6 +75,8 @@ function meets(r: Seen, j: Job): boolean {
 function heteroRow(policy: string, jobs: Job[], results: Seen[], seconds: number): HeteroRow {
   const ok = results.filter((r) => r.status === 200);
   const met = results.filter((r, i) => meets(r, jobs[i])).length;
+  // Attainment over the requests with an SLO (best-effort ones have none to meet).
+  const withSlo = jobs.filter((j) => !j.bestEffort).length;
   const errs: number[] = [];
   for (const r of ok) {
     const m = r.debug.match(/:ttft=([0-9.]+)/);
@@ -78,36 +85,40 @@ function heteroRow(policy: string, jobs: Job[], results: Seen[], seconds: number
   const ttfts = ok.map((r) => r.ttftMs).filter((v): v is number => v !== null);
   const tpots = ok.map((r) => r.tpotMs).filter((v): v is number => v !== null);
   return {
-    policy, requests: results.length, failed: results.length - ok.length, attainment: met / results.length,
+    policy, requests: results.length, failed: results.length - ok.length, attainment: met / withSlo,
     goodput: met / seconds, ttftP50: pct(ttfts, 0.5), ttftP90: pct(ttfts, 0.9), tpotP50: pct(tpots, 0.5), tpotP90: pct(tpots, 0.9),
     predErrP90: errs.length > 0 ? pct(errs, 0.9) : null, predErrP50: errs.length > 0 ? pct(errs, 0.5) : null,
   };
 }
 
 /** One line of `--by-class`: a request class on one kind of pod, and why its misses missed. */
-export interface ClassRow { cls: string; requests: number; met: number; ttftOnly: number; tpotOnly: number; both: number; failed: number }
+export interface ClassRow { cls: string; requests: number; met: number; ttftOnly: number; tpotOnly: number; both: number; failed: number; ttftP90: number }
 
 /** Per class and pod kind (fast / slow by HETERO_FLEET.slowPods; the virtual fleet names pod i `pod-<i>`), what was met and what missed which SLO. */
 function byClass(jobs: Job[], results: Seen[]): ClassRow[] {
   const rows = new Map<string, ClassRow>();
+  const ttfts = new Map<string, number[]>();
   results.forEach((r, i) => {
     const j = jobs[i];
     const idx = Number(/^pod-(\d+)$/.exec(r.pod ?? "")?.[1] ?? -1);
     const kind = r.pod ? (HETERO_FLEET.slowPods!.includes(idx % HETERO_FLEET.pods) ? "slow" : "fast") : "none";
     const key = `${j.cls} on ${kind}`;
-    const row = rows.get(key) ?? { cls: key, requests: 0, met: 0, ttftOnly: 0, tpotOnly: 0, both: 0, failed: 0 };
+    const row = rows.get(key) ?? { cls: key, requests: 0, met: 0, ttftOnly: 0, tpotOnly: 0, both: 0, failed: 0, ttftP90: 0 };
     rows.set(key, row);
     row.requests++;
     if (r.status !== 200 || r.ttftMs === null) { row.failed++; return; }
+    (ttfts.get(key) ?? ttfts.set(key, []).get(key)!).push(r.ttftMs);
+    if (j.bestEffort) { row.met++; return; } // served: a best-effort request has no SLO to miss
     const ttftLate = r.ttftMs > j.slo.ttft, tpotLate = r.tpotMs !== null && r.tpotMs > j.slo.tpot;
     if (ttftLate && tpotLate) row.both++; else if (ttftLate) row.ttftOnly++; else if (tpotLate) row.tpotOnly++; else row.met++;
   });
+  for (const [key, v] of ttfts) rows.get(key)!.ttftP90 = pct(v, 0.9);
   return [...rows.values()].sort((a, b) => a.cls.localeCompare(b.cls));
 }
 
 /** A job's SLOs as the request headers predicted_latency reads. */
 export function sloHeaders(j: Job): Array<[string, string]> {
-  return [["x-slo-ttft-ms", String(j.slo.ttft)], ["x-slo-tpot-ms", String(j.slo.tpot)]];
+  return j.bestEffort ? [] : [["x-slo-ttft-ms", String(j.slo.ttft)], ["x-slo-tpot-ms", String(j.slo.tpot)]];
 }
 
 /** The default rate: ~85% of the fleet's capacity in virtual time (26 req/s, `--find-capacity`). */
@@ -121,7 +132,7 @@ const FAST_PODS: SloFleet = { ...HETERO_FLEET, pods: 2, slowPods: [] };
 
 /** How a virtual run is laid out (SloRunOptions'), and `tightOnFast`: only the tight jobs, on
  *  FAST_PODS (no loose request takes a fast pod). */
-export type HeteroLayout = Pick<SloRunOptions, "tokenChunks" | "gateways" | "workers" | "replicaShareMs"> & { tightOnFast?: boolean; slots?: number; slos?: typeof HETERO_SLOS };
+export type HeteroLayout = Pick<SloRunOptions, "tokenChunks" | "gateways" | "workers" | "replicaShareMs"> & { tightOnFast?: boolean; slots?: number; slos?: typeof HETERO_SLOS; bestEffort?: number };
 
 /** The fleet with `slots` batch slots per engine (HETERO_FLEET's 4 by default). */
 function withSlots(fleet: SloFleet, slots: number | undefined): SloFleet {
@@ -130,10 +141,10 @@ function withSlots(fleet: SloFleet, slots: number | undefined): SloFleet {
 
 /** Virtual time: the warm-up jobs, then the measured ones right after (one continuous arrival stream). */
 export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds: number, seed: number, lbConfig?: Record<string, unknown>, layout: HeteroLayout = {}): Promise<HeteroRow & { wallMs: number; byClass: ClassRow[] }> {
-  const { tightOnFast = false, slots, slos = HETERO_SLOS, ...shape } = layout;
+  const { tightOnFast = false, slots, slos = HETERO_SLOS, bestEffort = 0, ...shape } = layout;
   const keep = (j: Job) => !tightOnFast || j.cls.endsWith("/tight");
-  const warm = heteroJobs(rate, WARM_SECONDS, seed + 1, slos).filter(keep);
-  const jobs = heteroJobs(rate, seconds, seed, slos).filter(keep).map((j) => ({ ...j, at: j.at + WARM_SECONDS * 1000 }));
+  const warm = heteroJobs(rate, WARM_SECONDS, seed + 1, slos, bestEffort).filter(keep);
+  const jobs = heteroJobs(rate, seconds, seed, slos, bestEffort).filter(keep).map((j) => ({ ...j, at: j.at + WARM_SECONDS * 1000 }));
   const all = [...warm, ...jobs];
   const run = await runSloJobs({
     ...shape, policy, lbConfig, seed, fleet: withSlots(tightOnFast ? FAST_PODS : HETERO_FLEET, slots),
@@ -181,9 +192,9 @@ export async function heteroCapacity(rate: number, seconds: number, seed: number
 
 /** `--by-class`: one table per run, printed before the run's row. */
 function classTable(rows: ClassRow[]): void {
-  console.log(`| class on pods | requests | met | missed TTFT only | TPOT only | both | failed |`);
-  console.log(`|---|---|---|---|---|---|---|`);
-  for (const c of rows) console.log(`| ${c.cls} | ${c.requests} | ${(100 * c.met / c.requests).toFixed(1)}% | ${c.ttftOnly} | ${c.tpotOnly} | ${c.both} | ${c.failed} |`);
+  console.log(`| class on pods | requests | met (best-effort: served) | missed TTFT only | TPOT only | both | failed | TTFT p90 (ms) |`);
+  console.log(`|---|---|---|---|---|---|---|---|`);
+  for (const c of rows) console.log(`| ${c.cls} | ${c.requests} | ${(100 * c.met / c.requests).toFixed(1)}% | ${c.ttftOnly} | ${c.tpotOnly} | ${c.both} | ${c.failed} | ${c.ttftP90.toFixed(1)} |`);
 }
 
 function arg(args: string[], name: string, def: string): string {
@@ -214,6 +225,9 @@ export async function heteroMain(args: string[]): Promise<void> {
   // seeing the others' writes D ms late, as records shared through Redis would be (RESULTS 12.1).
   const share = arg(args, "--replica-share-ms", "");
   const replicaShareMs = share === "" ? undefined : Number(share);
+  // --best-effort F (virtual time): that share of the requests carries no SLO header (attainment
+  // counts the others; --by-class shows the best-effort ones' TTFT).
+  const bestEffort = Number(arg(args, "--best-effort", "0"));
   if (args.includes("--find-capacity")) {
     for (const seed of arg(args, "--seeds", "11,12").split(",").map(Number)) {
       const cap = await heteroCapacity(Number(arg(args, "--rate", "40")), Number(arg(args, "--seconds", "60")), seed, slots);
@@ -228,13 +242,13 @@ export async function heteroMain(args: string[]): Promise<void> {
   // lb_config override for predicted_latency (and _hold), e.g. --slo-config '{"sloPick":"most_headroom"}'.
   // The engines run 4 batch slots (HETERO_FLEET): the model is told, as an operator would.
   const sloConfig = { modelBatchSlots: slots ?? 4, ...JSON.parse(arg(args, "--slo-config", "{}")) as Record<string, unknown> };
-  console.log(`${wall ? `wall clock, ${workers} worker(s)` : "virtual time"}, ${rate} req/s for ${seconds} s${wall ? "" : ` after ${WARM_SECONDS} s of warm-up, body ${tokenChunks ? "one chunk per token" : "in two chunks"}, ${gateways} gateway(s) x ${workers} worker(s)`}${replicaShareMs === undefined ? "" : `, shared data across gateways ${replicaShareMs} ms late (what-if)`}${tightOnFast ? ", only the tight requests, on the 2 fast pods alone" : ""}${slots === undefined ? "" : `, ${slots} batch slots per engine`}, SLOs tight ${slos.tight.ttft}/${slos.tight.tpot} ms loose ${slos.loose.ttft}/${slos.loose.tpot} ms`);
+  console.log(`${wall ? `wall clock, ${workers} worker(s)` : "virtual time"}, ${rate} req/s for ${seconds} s${wall ? "" : ` after ${WARM_SECONDS} s of warm-up, body ${tokenChunks ? "one chunk per token" : "in two chunks"}, ${gateways} gateway(s) x ${workers} worker(s)`}${replicaShareMs === undefined ? "" : `, shared data across gateways ${replicaShareMs} ms late (what-if)`}${tightOnFast ? ", only the tight requests, on the 2 fast pods alone" : ""}${slots === undefined ? "" : `, ${slots} batch slots per engine`}, SLOs tight ${slos.tight.ttft}/${slos.tight.tpot} ms loose ${slos.loose.ttft}/${slos.loose.tpot} ms${bestEffort > 0 ? `, ${bestEffort * 100}% best-effort (no SLO)` : ""}`);
   console.log(`| policy | seed | requests | failed | SLO attainment | goodput (req/s) | TTFT p50 / p90 (ms) | TPOT p50 / p90 (ms) | TTFT prediction error p50 / p90 |`);
   console.log(`|---|---|---|---|---|---|---|---|---|`);
   for (const seed of wall ? [11] : seeds) {
     for (const p of policies) {
       const cfg = p.startsWith("predicted_latency") ? sloConfig : undefined;
-      const r: HeteroRow & { byClass?: ClassRow[] } = wall ? await runHetero(p, rate, seconds, seed, cfg, workers) : await runHeteroVirtual(p, rate, seconds, seed, cfg, { tokenChunks, gateways, workers, tightOnFast, replicaShareMs, slots, slos });
+      const r: HeteroRow & { byClass?: ClassRow[] } = wall ? await runHetero(p, rate, seconds, seed, cfg, workers) : await runHeteroVirtual(p, rate, seconds, seed, cfg, { tokenChunks, gateways, workers, tightOnFast, replicaShareMs, slots, slos, bestEffort });
       const f = (v: number) => v.toFixed(1);
       // --by-class (virtual time): per class and pod kind, what was met and which SLO the misses missed.
       if (args.includes("--by-class") && r.byClass) classTable(r.byClass);

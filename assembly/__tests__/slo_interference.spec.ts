@@ -72,6 +72,14 @@ describe("the choice with harm", () => {
     expect(chooseBySlo(ttft, tpot, ALL4, 600, 30, PICK_TPOT_FIT, 0, false, 0, NO_EXPLORE, [2, 0, 1, 0]).index).toBe(2);
     expect(chooseBySlo(ttft, tpot, ALL4, 600, 30, PICK_TPOT_FIT, 0, false, 0, NO_EXPLORE, [1, 0, 1, 0]).index).toBe(2);
   });
+  it("without an SLO: the least harm among the hosts within 10% of the lowest latency score", () => {
+    // Scores (ttft + tpot x 100 tokens): 1800, 860, 1520, 860.
+    expect(chooseBySlo(ttft, tpot, ALL4, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, [0, 1, 0, 2]).index).toBe(1);
+    expect(chooseBySlo(ttft, tpot, ALL4, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, [0, 2, 0, 1]).index).toBe(3);
+    // The slow hosts harm nobody but are far slower: not for a best-effort request.
+    expect(chooseBySlo(ttft, tpot, ALL4, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, [0, 2, 0, 2]).index).not.toBe(0);
+    expect(chooseBySlo(ttft, tpot, ALL4, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, [0, 2, 0, 2]).index).not.toBe(2);
+  });
   it("other modes ignore it", () => {
     expect(chooseBySlo(ttft, tpot, ALL4, 600, 30, PICK_BEST_FIT, 0, false, 0, NO_EXPLORE, [9, 0, 0, 0]).index).toBe(0);
   });

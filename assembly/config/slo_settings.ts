@@ -34,8 +34,9 @@ export class SloSettings {
   holdMax: i64 = 512;
   /** The worker VMs of one Envoy see each other's open streams (shared data), not averages. */
   shareWorkers: bool = true;
-  /** tpot_fit: within the band, the pods where this request's prefill would make the fewest open
-   *  streams of this Envoy (this VM's and its sibling workers') miss their TPOT SLO. */
+  /** tpot_fit: within the band (without an SLO: within 10% of the lowest latency), the pods where
+   *  this request's prefill would make the fewest open streams of this Envoy (this VM's and its
+   *  sibling workers') miss their TPOT SLO. */
   interference: bool = true;
 }
 

@@ -5,7 +5,8 @@
 // taught that a 1,000-token prompt takes 100 ms more than a short one. One pod decodes a stream
 // whose first message the long prompt shares (fewer tokens to prefill there: the lowest TTFT);
 // with a TPOT SLO of 16 ms that stream has 90 ms of slack (10 ms predicted, 15 gaps), less than
-// the long prompt's prefill there.
+// the long prompt's prefill there. A request without an SLO weighs the harm only among the pods
+// within 10% of its lowest predicted latency.
 import { describe, expect, it } from "vitest";
 import { CHAT_BODY, CLUSTER, host, hosts, postChat, useRedisHost } from "./harness.js";
 import type { TestHost, TestStream } from "../../host-test/facade/index.js";
@@ -59,14 +60,14 @@ function followUp(prefix: string): string {
  * (so the long prompt has fewer tokens to prefill on X, and the lowest TTFT there); the other pod
  * (Y) is idle. Returns X, Y and where the long prompt goes, with its debug header.
  */
-async function longPromptBeside(h: TestHost, headers: Record<string, string>): Promise<{ x: string; y: string; to: string; debug: string }> {
+async function longPromptBeside(h: TestHost, headers: Record<string, string>, probe: { headers: Record<string, string>; shared: boolean } = { headers: LOOSE, shared: true }): Promise<{ x: string; y: string; to: string; debug: string }> {
   const prefix = JSON.parse(longBody(1000)).messages[0].content as string;
   const { s: open } = postChat(h, JSON.stringify({ model: "m", messages: [{ role: "user", content: prefix }], max_tokens: 16 }), headers);
   await h.redisIdle();
   start(open);
   const x = open.forwarded!.upstream.address!;
   const y = ["10.0.0.1:8000", "10.0.0.2:8000"].find((p) => p !== x)!;
-  const { s } = postChat(h, followUp(prefix), LOOSE);
+  const { s } = postChat(h, probe.shared ? followUp(prefix) : longBody(2000), probe.headers);
   await h.redisIdle();
   start(s);
   return { x, y, to: s.forwarded!.upstream.address!, debug: String(s.response.headers["x-llmlb-debug"] ?? "") };
@@ -87,6 +88,21 @@ describe("prefill interference (sloInterference)", () => {
     expect(to).toBe(x);
     expect(debug).toMatch(/:harm=0/);
     expect(h.metric("llmlb_slo_interference_avoided_total")).toBe(0);
+  });
+
+  it("a request without an SLO gives up a little latency (10%) to harm no stream", async () => {
+    const h = await taughtHost({});
+    // A fresh long prompt: about as fast on either pod, the harm decides.
+    const fresh = await longPromptBeside(h, TIGHT, { headers: {}, shared: false });
+    expect(fresh.to).toBe(fresh.y);
+    expect(fresh.debug).toMatch(/lowest_latency:.*:harm=0/);
+  });
+
+  it("...but not more: one sharing the first message of X's stream would be ~20% slower on Y, so X", async () => {
+    const h = await taughtHost({});
+    const follow = await longPromptBeside(h, TIGHT, { headers: {}, shared: true });
+    expect(follow.to).toBe(follow.x);
+    expect(follow.debug).toMatch(/lowest_latency:.*:harm=1/);
   });
 
   it("sloInterference false: the lowest TTFT alone, whatever it does to the stream there", async () => {

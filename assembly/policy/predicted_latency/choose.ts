@@ -4,13 +4,15 @@
 //   PICK_TPOT_FIT: best fit on TPOT, the speed of the host: the hosts whose TPOT headroom is within
 //     TPOT_BAND of the least (the slowest hosts fast enough), then the lowest TTFT among them
 //     (the one whose slot frees first). A loose request goes to a slow host and leaves the fast
-//     ones to tight requests; without a TPOT SLO it is most headroom;
+//     ones to tight requests; without a TPOT SLO it is most headroom. With `harm` (the streams
+//     this request's prefill would make miss their TPOT SLO, per host), the band's least harm first;
 //   PICK_BEST_FIT: least headroom (keeps the roomiest hosts for tight requests, llm-d's default);
 //   PICK_MOST_HEADROOM: most headroom.
 // With probability `explore`, a random one of them. None can: a sheddable request is shed, any
 // other goes to the most headroom (the least late). Without an SLO: the lowest ttft + tpot x
 // expected output tokens (or, with probability `explore`, any host: a host that looks slow is
-// still observed, so its recovery is learned).
+// still observed, so its recovery is learned); with `harm`, the least harm among the hosts within
+// LATENCY_BAND of that lowest score first.
 // Hosts the load gate excludes (eligible false) are never chosen; predictions NaN (nothing
 // learned) make the choice fall back (index NO_MODEL). Near-equal scores break ties at random.
 
@@ -20,6 +22,8 @@ export const PICK_TPOT_FIT: i32 = 2;
 
 /** Width of the TPOT-fit band, in headroom (a share of the TPOT SLO): hosts of about one speed. */
 export const TPOT_BAND: f64 = 0.1;
+/** Without an SLO, the latency a request may give up (a share of the lowest score) to harm fewer streams. */
+export const LATENCY_BAND: f64 = 0.1;
 
 export const NO_MODEL: i32 = -2;
 export const SHED: i32 = -1;
@@ -75,7 +79,7 @@ export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft:
     if (explore > 0 && d.explore < explore) return new Choice(known[<i32>(d.pick % <u32>known.length)], "explore");
     const score = new Array<f64>(n).fill(Infinity);
     for (let j = 0; j < known.length; j++) { const i = known[j]; score[i] = ttft[i] + tpot[i] * expectedTokens; }
-    return new Choice(extreme(known, score, false, d.pick), "lowest_latency");
+    return new Choice(extreme(harm !== null ? leastHarm(nearBest(known, score), harm!) : known, score, false, d.pick), "lowest_latency");
   }
   const h = new Array<f64>(n).fill(-Infinity);
   const ok = new Array<i32>(0);
@@ -104,6 +108,15 @@ export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft:
 /** tpot_fit within `band`: the least TTFT (with a TTFT SLO), else the most headroom. */
 function bandPick(band: i32[], ttft: f64[], h: f64[], byTtft: bool, pick: u32): i32 {
   return byTtft ? extreme(band, ttft, false, pick) : extreme(band, h, true, pick);
+}
+
+/** The hosts of `idx` whose score is within LATENCY_BAND of the least. */
+function nearBest(idx: i32[], score: f64[]): i32[] {
+  let least = Infinity;
+  for (let j = 0; j < idx.length; j++) least = min(least, score[idx[j]]);
+  const out = new Array<i32>(0);
+  for (let j = 0; j < idx.length; j++) if (score[idx[j]] <= least + LATENCY_BAND * abs(least)) out.push(idx[j]);
+  return out;
 }
 
 /** The hosts of `idx` whose harm (other streams this request's prefill would make miss their

@@ -228,8 +228,9 @@ export class PredictedLatencyPolicy extends Policy {
     const siblings = model.siblings;
     siblings.refresh(now);
     let anyEligible = false;
-    // Prefill interference (tpot_fit only): what this request's prefill would do to the streams there.
-    const harm: f64[] | null = s.interference && s.pick == SLO_PICK_TPOT_FIT && sloTpot > 0 ? new Array<f64>(n) : null;
+    // Prefill interference (tpot_fit only): what this request's prefill would do to the streams there
+    // (with a TPOT SLO, or without any SLO; a TTFT SLO alone picks by headroom).
+    const harm: f64[] | null = s.interference && s.pick == SLO_PICK_TPOT_FIT && (sloTpot > 0 || sloTtft <= 0) ? new Array<f64>(n) : null;
     e.harm = harm;
     for (let i = 0; i < n; i++) {
       const q = this.queueAt(pool, c, i, reads, counts, ahead);

@@ -31,10 +31,11 @@ export interface SloClass { ttft: number; tpot: number }
 /** Tight: what a fast pod meets with room at 4 batch slots; loose: what a slow pod meets. */
 export const HETERO_SLOS: { tight: SloClass; loose: SloClass } = { tight: { ttft: 150, tpot: 11 }, loose: { ttft: 600, tpot: 30 } };
 
-/** The mixed workload; with `bestEffort` > 0 that share of the requests carries no SLO (drawn after
- *  the class, so the other requests stay the same ones as without). */
+/** The mixed workload; with `bestEffort` > 0 that share of the requests carries no SLO (drawn from
+ *  a generator of its own, so the requests are the same ones as without, some without an SLO). */
 export function heteroJobs(rate: number, seconds: number, seed: number, slos = HETERO_SLOS, bestEffort = 0): Job[] {
   const rng = new SeededRandom(seed);
+  const beRng = new SeededRandom(seed ^ 0x5bd1e995);
   const jobs: Job[] = [];
   let t = 0;
   while (true) {
@@ -42,7 +43,7 @@ export function heteroJobs(rate: number, seconds: number, seed: number, slos = H
     if (t > seconds * 1000) break;
     const longPrompt = rng.next() < 0.5;
     const tight = rng.next() < 0.5;
-    const be = bestEffort > 0 && rng.next() < bestEffort;
+    const be = bestEffort > 0 && beRng.next() < bestEffort;
     jobs.push({
       at: t,
       prompt: randomWords(rng, longPrompt ? 1500 : 100),

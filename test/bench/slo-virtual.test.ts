@@ -26,6 +26,16 @@ describe("slo-hetero's request classes", () => {
     }
     expect(sloHeaders(b.find((j) => j.cls.endsWith("/tight"))!)).toEqual([["x-slo-ttft-ms", "150"], ["x-slo-tpot-ms", "20"]]);
   });
+  it("--best-effort: the same requests, that share of them without SLO headers", () => {
+    const a = heteroJobs(20, 30, 5);
+    const b = heteroJobs(20, 30, 5, HETERO_SLOS, 0.25);
+    expect(b.map((j) => [j.at, j.prompt, j.maxTokens])).toEqual(a.map((j) => [j.at, j.prompt, j.maxTokens]));
+    const be = b.filter((j) => j.bestEffort);
+    expect(be.length / b.length).toBeGreaterThan(0.18);
+    expect(be.length / b.length).toBeLessThan(0.32);
+    for (const j of be) { expect(sloHeaders(j)).toEqual([]); expect(j.cls).toMatch(/\/best-effort$/); }
+    b.forEach((j, i) => { if (!j.bestEffort) expect(j.cls).toBe(a[i].cls); });
+  });
 });
 
 describe("slo-hetero in virtual time", () => {

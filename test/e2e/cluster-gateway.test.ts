@@ -91,15 +91,18 @@ describe("lb_type: cluster through the gateway", () => {
   it("AdaptiveScore with global in-flight: leases shared by two gateways, all released at the end", async () => {
     const cfg = { lb_type: "cluster", lb_policy: "cluster_metrics", lb_config: {
       mode: "AdaptiveScore", service_list: SERVICES, p2c_choices: 3, global_inflight_enabled: true,
-      serviceFQDN: "redis.static", servicePort: redis.port, global_inflight_timeout: 1000 } };
+      serviceFQDN: "redis.static", servicePort: redis.port, global_inflight_timeout: 5000 } };
     const g1 = await gateway(cfg);
     const g2 = await gateway(cfg);
     const key = "{higress:adaptive_score_inflight:llm-multi:AdaptiveScore}:load";
-    // ~2 s each (200 tokens at a 10 ms step): on a loaded 2-core machine the six picks can be
-    // hundreds of ms apart, and all six must be in flight at once for the poll below to see them.
-    const pending = Array.from({ length: 6 }, (_, i) => chat(i % 2 === 0 ? g1 : g2, {}, 200));
+    // ~4 s each (400 tokens at a 10 ms step): on a loaded 2-core machine (the suite's parallel
+    // phase) the six picks can be a second or more apart, and all six must be in flight at once
+    // for the poll below (up to 5 s) to see them. The Redis call timeout is 5 s (3 s by default):
+    // with 1 s a starved machine's first calls timed out, the picks fell back to the local
+    // AdaptiveScore and leased nothing in Redis (seen in the suite's parallel phase).
+    const pending = Array.from({ length: 6 }, (_, i) => chat(i % 2 === 0 ? g1 : g2, {}, 400));
     let during: number[] = [];
-    for (let t = 0; t < 100 && during.reduce((a, b) => a + b, 0) < 6; t++) {
+    for (let t = 0; t < 250 && during.reduce((a, b) => a + b, 0) < 6; t++) {
       await new Promise((r) => setTimeout(r, 20));
       during = await loads(key);
     }

@@ -76,6 +76,10 @@ describe("the choice with harm", () => {
     // Scores (ttft + tpot x 100 tokens): 1800, 860, 1520, 860.
     expect(chooseBySlo(ttft, tpot, ALL4, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, [0, 1, 0, 2]).index).toBe(1);
     expect(chooseBySlo(ttft, tpot, ALL4, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, [0, 2, 0, 1]).index).toBe(3);
+    // A tie broken by the harm: avoided when the draw's pick would have harmed more.
+    expect(chooseBySlo(ttft, tpot, ALL4, 0, 0, PICK_TPOT_FIT, 0, false, 100, new Draws(0.99, 0), [0, 2, 0, 1]).avoided
+      || chooseBySlo(ttft, tpot, ALL4, 0, 0, PICK_TPOT_FIT, 0, false, 100, new Draws(0.99, 1), [0, 2, 0, 1]).avoided).toBe(true);
+    expect(chooseBySlo(ttft, tpot, ALL4, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, [0, 0, 0, 0]).avoided).toBe(false);
     // The slow hosts harm nobody but are far slower: not for a best-effort request.
     expect(chooseBySlo(ttft, tpot, ALL4, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, [0, 2, 0, 2]).index).not.toBe(0);
     expect(chooseBySlo(ttft, tpot, ALL4, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, [0, 2, 0, 2]).index).not.toBe(2);

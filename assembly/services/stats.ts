@@ -134,8 +134,8 @@ export class Stats extends RedisObserver {
   sloHeld(): void { host.incrementMetric(this.sloHeldNow, 1); }
   /** A request sent to a free slot found it taken by another VM (Redis refused the charge): held again. */
   sloSlotRefused(): void { host.incrementMetric(this.sloSlotRefusedTotal, 1); }
-  /** A request sent past the pod of lowest TTFT in its TPOT-fit band, where its prefill would have
-   *  made more streams miss their TPOT SLO (sloInterference). */
+  /** A request sent past the pod of lowest TTFT in its TPOT-fit band (without an SLO: of lowest
+   *  latency), where its prefill would have made more streams miss their TPOT SLO (sloInterference). */
   sloInterferenceAvoided(): void { host.incrementMetric(this.sloInterferenceAvoidedTotal, 1); }
   /** A pool's record of this VM started (+1) or stopped (-1) seeing another worker's record
    *  (sloShareWorkers): the gauge is the worker VMs that share, per pool. */

@@ -29,7 +29,8 @@ export const NO_MODEL: i32 = -2;
 export const SHED: i32 = -1;
 
 export class Choice {
-  /** tpot_fit: the pod this choice would have been without the harm would have harmed more streams. */
+  /** The pod this choice would have been without the harm (tpot_fit, or no SLO) would have harmed
+   *  more streams. */
   avoided: bool = false;
   constructor(public index: i32, public reason: string) {}
 }
@@ -79,7 +80,10 @@ export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft:
     if (explore > 0 && d.explore < explore) return new Choice(known[<i32>(d.pick % <u32>known.length)], "explore");
     const score = new Array<f64>(n).fill(Infinity);
     for (let j = 0; j < known.length; j++) { const i = known[j]; score[i] = ttft[i] + tpot[i] * expectedTokens; }
-    return new Choice(extreme(harm !== null ? leastHarm(nearBest(known, score), harm!) : known, score, false, d.pick), "lowest_latency");
+    if (harm === null) return new Choice(extreme(known, score, false, d.pick), "lowest_latency");
+    const c = new Choice(extreme(leastHarm(nearBest(known, score), harm!), score, false, d.pick), "lowest_latency");
+    c.avoided = harm![extreme(known, score, false, d.pick)] > harm![c.index];
+    return c;
   }
   const h = new Array<f64>(n).fill(-Infinity);
   const ok = new Array<i32>(0);

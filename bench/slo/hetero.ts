@@ -141,7 +141,7 @@ function withSlots(fleet: SloFleet, slots: number | undefined): SloFleet {
 }
 
 /** Virtual time: the warm-up jobs, then the measured ones right after (one continuous arrival stream). */
-export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds: number, seed: number, lbConfig?: Record<string, unknown>, layout: HeteroLayout = {}): Promise<HeteroRow & { wallMs: number; byClass: ClassRow[] }> {
+export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds: number, seed: number, lbConfig?: Record<string, unknown>, layout: HeteroLayout = {}): Promise<HeteroRow & { wallMs: number; byClass: ClassRow[]; avoided: { picks: number; count: number } }> {
   const { tightOnFast = false, slots, slos = HETERO_SLOS, bestEffort = 0, ...shape } = layout;
   const keep = (j: Job) => !tightOnFast || j.cls.endsWith("/tight");
   const warm = heteroJobs(rate, WARM_SECONDS, seed + 1, slos, bestEffort).filter(keep);
@@ -155,7 +155,7 @@ export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds
     const t = clientTimes(o, run.starts[warm.length + i]);
     return { status: o.status, ttftMs: t.ttft, tpotMs: t.tpot, debug: o.debug, pod: o.pod };
   });
-  return { ...heteroRow(policy, jobs, seen, seconds), wallMs: run.wallMs, byClass: byClass(jobs, seen) };
+  return { ...heteroRow(policy, jobs, seen, seconds), wallMs: run.wallMs, byClass: byClass(jobs, seen), avoided: { picks: all.length, count: run.interferenceAvoided } };
 }
 
 /** Wall clock through the real local gateway (the validation path; a loaded machine inflates it). */
@@ -249,10 +249,13 @@ export async function heteroMain(args: string[]): Promise<void> {
   for (const seed of wall ? [11] : seeds) {
     for (const p of policies) {
       const cfg = p.startsWith("predicted_latency") ? sloConfig : undefined;
-      const r: HeteroRow & { byClass?: ClassRow[] } = wall ? await runHetero(p, rate, seconds, seed, cfg, workers) : await runHeteroVirtual(p, rate, seconds, seed, cfg, { tokenChunks, gateways, workers, tightOnFast, replicaShareMs, slots, slos, bestEffort });
+      const r: HeteroRow & { byClass?: ClassRow[]; avoided?: { picks: number; count: number } } = wall ? await runHetero(p, rate, seconds, seed, cfg, workers) : await runHeteroVirtual(p, rate, seconds, seed, cfg, { tokenChunks, gateways, workers, tightOnFast, replicaShareMs, slots, slos, bestEffort });
       const f = (v: number) => v.toFixed(1);
       // --by-class (virtual time): per class and pod kind, what was met and which SLO the misses missed.
       if (args.includes("--by-class") && r.byClass) classTable(r.byClass);
+      if (args.includes("--by-class") && r.avoided && r.avoided.count > 0) {
+        console.log(`(llmlb_slo_interference_avoided_total: ${r.avoided.count} of ${r.avoided.picks} requests, warm-up included)`);
+      }
       console.log(`| ${r.policy} | ${seed} | ${r.requests} | ${r.failed} | ${(r.attainment * 100).toFixed(1)}% | ${r.goodput.toFixed(2)} | ${f(r.ttftP50)} / ${f(r.ttftP90)} | ${f(r.tpotP50)} / ${f(r.tpotP90)} | ${r.predErrP90 === null ? "-" : (r.predErrP50! * 100).toFixed(0) + "% / " + (r.predErrP90 * 100).toFixed(0) + "%"} |`);
     }
   }

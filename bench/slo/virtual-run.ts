@@ -66,6 +66,8 @@ export interface SloRun {
   starts: number[];
   wallMs: number;
   events: number;
+  /** Requests predicted_latency sent past the lowest-TTFT pod for less prefill harm, all gateways. */
+  interferenceAvoided: number;
 }
 
 let wasmCache: Uint8Array | null = null;
@@ -80,7 +82,7 @@ export async function runSloJobs(o: SloRunOptions): Promise<SloRun> {
   for (const i of o.fleet.slowPods ?? []) fleet.pods[i].engine.slowFactor = o.fleet.slowFactor ?? 2;
   const redis = policy.kind === "gateway" && policy.needsRedis ? await startRedis() : null;
   const link = redis ? new VirtualRedisLink(clock, new VirtualLua(), redis.port, DEFAULT_REDIS_RTT_MS) : null;
-  const gateways: Array<Pick<VirtualGateway, "send" | "abortAll"> & { close?(): void }> = [];
+  const gateways: Array<Pick<VirtualGateway, "send" | "abortAll"> & { close?(): void; counter?(name: string): number }> = [];
   try {
     if (policy.kind === "proxy") {
       gateways.push(new VirtualPickerFront(clock, fleet, createVirtualPicker(policy, fleet)));
@@ -110,7 +112,8 @@ export async function runSloJobs(o: SloRunOptions): Promise<SloRun> {
     clock.at(last + (o.drainMs ?? 120_000), () => { for (const g of gateways) g.abortAll(); });
     const wall = performance.now();
     await runEvents(clock, link, () => left === 0);
-    return { outcomes, starts, wallMs: performance.now() - wall, events: clock.eventsRun };
+    const interferenceAvoided = gateways.reduce((a, g) => a + (g.counter?.("llmlb_slo_interference_avoided_total") ?? 0), 0);
+    return { outcomes, starts, wallMs: performance.now() - wall, events: clock.eventsRun, interferenceAvoided };
   } finally {
     for (const g of gateways) g.close?.();
     link?.close();

@@ -131,6 +131,12 @@ export class VirtualGateway {
     for (const x of [...this.live]) x.clientAbort();
   }
 
+  /** A plugin counter's value (0 without the plugin or the counter). */
+  counter(name: string): number {
+    const v = this.plugin?.metrics.valueOf(name);
+    return typeof v === "number" ? v : 0;
+  }
+
   close(): void { this.plugin?.shutdown(); }
 }
 

@@ -53,6 +53,8 @@ describe("slo-hetero in virtual time", () => {
     expect(sum((c) => (tightSlow.includes(c) ? c.requests : 0))).toBeGreaterThan(5);
     for (const c of tightSlow) expect(c.met).toBe(0);
     expect(r.byClass.some((c) => /on fast/.test(c.cls) && c.met > 0)).toBe(true);
+    // The interference counter is predicted_latency's: none here; every request (warm-up too) counted.
+    expect(r.avoided).toEqual({ picks: heteroJobs(8, 5, 32).length + r.requests, count: 0 });
   }, 120_000);
 
   it("predicts TTFT (not the whole response) once learned, and one seed gives one result", async () => {

@@ -81,7 +81,7 @@ export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft:
     const score = new Array<f64>(n).fill(Infinity);
     for (let j = 0; j < known.length; j++) { const i = known[j]; score[i] = ttft[i] + tpot[i] * expectedTokens; }
     if (harm === null) return new Choice(extreme(known, score, false, d.pick), "lowest_latency");
-    const c = new Choice(extreme(leastHarm(nearBest(known, score), harm!), score, false, d.pick), "lowest_latency");
+    const c = new Choice(extreme(leastHarm(nearLeast(known, score, LATENCY_BAND), harm!), score, false, d.pick), "lowest_latency");
     c.avoided = harm![extreme(known, score, false, d.pick)] > harm![c.index];
     return c;
   }
@@ -114,23 +114,20 @@ function bandPick(band: i32[], ttft: f64[], h: f64[], byTtft: bool, pick: u32): 
   return byTtft ? extreme(band, ttft, false, pick) : extreme(band, h, true, pick);
 }
 
-/** The hosts of `idx` whose score is within LATENCY_BAND of the least. */
-function nearBest(idx: i32[], score: f64[]): i32[] {
+/** The hosts of `idx` whose `value` is within `share` of the least (0: the least). */
+function nearLeast(idx: i32[], value: f64[], share: f64): i32[] {
   let least = Infinity;
-  for (let j = 0; j < idx.length; j++) least = min(least, score[idx[j]]);
+  for (let j = 0; j < idx.length; j++) least = min(least, value[idx[j]]);
+  const limit = share > 0 ? least + share * abs(least) : least;
   const out = new Array<i32>(0);
-  for (let j = 0; j < idx.length; j++) if (score[idx[j]] <= least + LATENCY_BAND * abs(least)) out.push(idx[j]);
+  for (let j = 0; j < idx.length; j++) if (value[idx[j]] <= limit) out.push(idx[j]);
   return out;
 }
 
 /** The hosts of `idx` whose harm (other streams this request's prefill would make miss their
  *  TPOT SLO) is the least. */
 function leastHarm(idx: i32[], harm: f64[]): i32[] {
-  let least = Infinity;
-  for (let j = 0; j < idx.length; j++) least = min(least, harm[idx[j]]);
-  const out = new Array<i32>(0);
-  for (let j = 0; j < idx.length; j++) if (harm[idx[j]] <= least) out.push(idx[j]);
-  return out;
+  return nearLeast(idx, harm, 0);
 }
 
 /** The hosts of `idx` whose TPOT headroom is within TPOT_BAND of the least (the slowest that fit). */

@@ -20,8 +20,8 @@ const DECODE_ALPHA: f64 = 0.1;
  *  Its streams' progress in that time (a few tokens at most) is below the prediction's error. */
 export const WAIT_REUSE_MS: f64 = 2;
 
-/** The last slot wait and prefill ahead computed for a host, and what they were computed from.
- *  `version` counts the changes of this VM's streams on the host. */
+/** The last slot wait, prefill ahead and slacks computed for a host, and what they were computed
+ *  from. `version` counts the changes of this VM's streams on the host. */
 class CachedWait {
   version: i32 = 0;
   at: f64 = -1e18;
@@ -41,6 +41,14 @@ class CachedWait {
   slackTpot: f64 = 0;
   /** TPOT slack (ms) of the host's streams on time with a TPOT SLO, ascending (harm). */
   slacks: f64[] = new Array<f64>(0);
+
+  /** Whether a value computed at `at` from this VM's streams as of `version` and the siblings' as
+   *  of `sibAt` may be reused `now`, the siblings' records being at `sibVersion`: within
+   *  WAIT_REUSE_MS, neither changed since. */
+  reusable(at: f64, version: i32, sibAt: i32, sibVersion: i32, now: f64): bool {
+    const age = now - at;
+    return age >= 0 && age < WAIT_REUSE_MS && version == this.version && sibAt == sibVersion;
+  }
 }
 
 /** A sibling VM's stream as its record showed it (sibling_streams.ts). */
@@ -118,10 +126,7 @@ export class OpenStreams {
   prefillAhead(address: string, now: f64 = -1, sib: SiblingStream[] | null = null, sibVersion: i32 = 0): f64 {
     if (!this.byHost.has(address) && sib === null) return 0;
     const c = now >= 0 ? this.cacheOf(address) : null;
-    if (c !== null) {
-      const age = now - c.prefillAt;
-      if (age >= 0 && age < WAIT_REUSE_MS && c.prefillVersion == c.version && c.prefillSibVersion == sibVersion) return c.prefill;
-    }
+    if (c !== null && c.reusable(c.prefillAt, c.prefillVersion, c.prefillSibVersion, sibVersion, now)) return c.prefill;
     let t: f64 = 0;
     if (this.byHost.has(address)) {
       const list = this.byHost.get(address);
@@ -143,8 +148,7 @@ export class OpenStreams {
   harm(address: string, stallMs: f64, tpot: f64, now: f64, sib: SiblingStream[] | null = null, sibVersion: i32 = 0): f64 {
     if (!(stallMs > 0) || !(tpot > 0) || (!this.byHost.has(address) && sib === null)) return 0;
     const c = this.cacheOf(address);
-    const age = now - c.slackAt;
-    if (!(age >= 0 && age < WAIT_REUSE_MS && c.slackVersion == c.version && c.slackSibVersion == sibVersion && c.slackTpot == tpot)) {
+    if (!(c.reusable(c.slackAt, c.slackVersion, c.slackSibVersion, sibVersion, now) && c.slackTpot == tpot)) {
       const out = c.slacks;
       out.length = 0;
       if (this.byHost.has(address)) {
@@ -203,9 +207,8 @@ export class OpenStreams {
     // since. (baseTtft, this request's own prefill estimate, only sizes other gateways' streams:
     // the one of a request less than WAIT_REUSE_MS earlier stands in for it.)
     const c = this.cacheOf(address);
-    const age = now - c.at;
-    if (age >= 0 && age < WAIT_REUSE_MS && c.waitVersion == c.version && c.waitSibVersion == sibVersion
-      && c.fleetInflight == fleetInflight && c.slots == slots && c.tpot == tpot) return max(0.0, c.wait - age);
+    if (c.reusable(c.at, c.waitVersion, c.waitSibVersion, sibVersion, now)
+      && c.fleetInflight == fleetInflight && c.slots == slots && c.tpot == tpot) return max(0.0, c.wait - (now - c.at));
     const wait = this.computeWait(address, own, fleetOthers, slots, tpot, baseTtft, fallbackTokens, now, sib);
     c.at = now; c.waitVersion = c.version; c.waitSibVersion = sibVersion; c.fleetInflight = fleetInflight;
     c.slots = slots; c.tpot = tpot; c.wait = wait;

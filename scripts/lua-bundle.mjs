@@ -13,7 +13,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** The entry scripts the plugin relies on; a missing one is a build error, not a runtime one. */
-export const LUA_ENTRY_SCRIPTS = ["acquire", "release", "renew", "reconcile", "inspect", "prefix", "charge", "prefix_write", "model", "queue", "score", "sync"];
+export const LUA_ENTRY_SCRIPTS = ["acquire", "release", "renew", "reconcile", "inspect", "prefix", "charge", "prefix_write", "model", "queue", "score", "sync", "records"];
 
 const DEFAULT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..", "lua");
 const LIB_FILE = "lib.lua";

@@ -143,12 +143,19 @@ describe("renewing many leases", () => {
     await pool.release("l7");
     await expectLoadMatchesLeases(pool);
     const ids = Array.from({ length: 300 }, (_, i) => `l${i}`);
+    const before = Date.now();
     expect(await pool.renew(60_000, ids)).toBe(299);
     await expectLoadMatchesLeases(pool);
-    // All moved: one bucket aggregate per host, the old ones gone.
+    // All moved: the old aggregates gone, each host's leases in the bucket of now + 60 s. The renew
+    // goes in calls of 64 ids, so a 250 ms bucket boundary may fall between two calls (seen once
+    // on a loaded machine): at most two new buckets, every host in one of them.
     const aggregates = (await redis.hkeys(pool.leaseKey)).filter((f) => f.startsWith("@"));
-    expect(new Set(aggregates.map((f) => f.split(" ")[0])).size).toBe(1);
-    expect(aggregates).toHaveLength(10);
+    const buckets = new Set(aggregates.map((f) => Number(f.split(" ")[0].slice(1))));
+    expect(buckets.size).toBeGreaterThanOrEqual(1);
+    expect(buckets.size).toBeLessThanOrEqual(2);
+    for (const b of buckets) expect(b).toBeGreaterThanOrEqual(before + 60_000);
+    expect(new Set(aggregates.map((f) => f.split(" ")[1])).size).toBe(10);
+    expect(aggregates.length).toBeLessThanOrEqual(buckets.size * 10);
   });
 });
 

@@ -2,7 +2,10 @@
 import { ConfigReader } from "./reader";
 
 export const SLO_KEYS: string[] = ["sloTtftMs", "sloTpotMs", "sloTtftHeader", "sloTpotHeader", "sloPick",
-  "sloExploration", "modelDecay", "modelRidge", "modelRefreshMs", "expectedOutputTokens", "modelBatchSlots", "sloQueueMargin", "sloHoldMs", "sloHoldMax", "sloShareWorkers", "sloInterference"];
+  "sloExploration", "modelDecay", "modelRidge", "modelRefreshMs", "expectedOutputTokens", "modelBatchSlots", "sloQueueMargin", "sloHoldMs", "sloHoldMax", "sloShareWorkers", "sloInterference", "sloShareReplicasMs"];
+
+/** The least period of the gateways' record exchange (ms): a Redis call per VM and pool at most this often. */
+export const MIN_REPLICAS_MS: i64 = 5;
 
 export const SLO_PICK_BEST_FIT = "best_fit";
 export const SLO_PICK_MOST_HEADROOM = "most_headroom";
@@ -38,6 +41,10 @@ export class SloSettings {
    *  this request's prefill would make the fewest open streams of this Envoy (this VM's and its
    *  sibling workers') miss their TPOT SLO. */
   interference: bool = true;
+  /** Every this many ms (0: never) a VM exchanges its record of a pool's open streams, recent ends
+   *  and held requests with every other gateway's VMs through Redis (records.lua), so other
+   *  gateways' streams are known as a sibling worker's are, not only as counts. */
+  replicasMs: i64 = 0;
 }
 
 export function parseSloSettings(r: ConfigReader): SloSettings {
@@ -58,6 +65,10 @@ export function parseSloSettings(r: ConfigReader): SloSettings {
   s.holdMax = r.int("sloHoldMax", 512, 1, 100000);
   s.shareWorkers = r.bool("sloShareWorkers", true);
   s.interference = r.bool("sloInterference", true);
+  s.replicasMs = r.int("sloShareReplicasMs", 0, 0, 60000);
+  if (s.replicasMs > 0 && s.replicasMs < MIN_REPLICAS_MS) r.errors.add(r.key("sloShareReplicasMs") + " must be 0 (off) or at least " + MIN_REPLICAS_MS.toString() + " ms");
+  // The exchange carries the record sloShareWorkers builds (sibling_streams.ts).
+  if (s.replicasMs > 0 && !s.shareWorkers) r.errors.add(r.key("sloShareReplicasMs") + " needs " + r.key("sloShareWorkers"));
   // Holding waits for a pod's free batch slot: without the slots known there is none to wait for.
   if (s.holdMs > 0 && s.batchSlots == 0) r.errors.add(r.key("sloHoldMs") + " needs " + r.key("modelBatchSlots") + " (the engines' batch slots, vLLM max_num_seqs)");
   return s;

@@ -106,6 +106,10 @@ const CROSS_KEY_CASES: Case[] = [
   { name: "sloHoldMs 0 without modelBatchSlots", config: { ...BASE, lb_policy: "predicted_latency", lb_config: { ...BASE.lb_config, sloHoldMs: 0 } } },
   { name: "sloHoldMax 0", config: { ...BASE, lb_policy: "predicted_latency", lb_config: { ...BASE.lb_config, sloHoldMs: 2000, modelBatchSlots: 4, sloHoldMax: 0 } } },
   { name: "sloHoldMax 64", config: { ...BASE, lb_policy: "predicted_latency", lb_config: { ...BASE.lb_config, sloHoldMs: 2000, modelBatchSlots: 4, sloHoldMax: 64 } } },
+  { name: "sloShareReplicasMs 3 (0 or at least 5)", config: { ...BASE, lb_policy: "predicted_latency", lb_config: { ...BASE.lb_config, sloShareReplicasMs: 3 } } },
+  { name: "sloShareReplicasMs 20", config: { ...BASE, lb_policy: "predicted_latency", lb_config: { ...BASE.lb_config, sloShareReplicasMs: 20 } } },
+  { name: "sloShareReplicasMs 20 without sloShareWorkers", config: { ...BASE, lb_policy: "predicted_latency", lb_config: { ...BASE.lb_config, sloShareReplicasMs: 20, sloShareWorkers: false } } },
+  { name: "sloShareReplicasMs 0 without sloShareWorkers", config: { ...BASE, lb_policy: "predicted_latency", lb_config: { ...BASE.lb_config, sloShareReplicasMs: 0, sloShareWorkers: false } } },
 ];
 
 function documentedConfigs(): Case[] {

@@ -6,7 +6,9 @@
 // as average streams of another gateway); a read of the fleet's counts is corrected by what the
 // siblings picked and ended since it was sent (as InflightTracker.net does for the VM's own); a
 // pass plans the siblings' held requests due earlier ahead of its own (one deadline order). Other
-// gateways (other Envoys) stay what the fleet's counts show.
+// gateways (other Envoys) stay what the fleet's counts show, unless sloShareReplicasMs exchanges
+// the records through Redis (replica_records.ts: read here as a sibling's, but never woken, the
+// shared queues being per process).
 // Keys: "llmlb:sib2:<pool ns>:<i>", i = 0, 1, ...: a VM claims the lowest slot whose record is
 // missing, stale (not published for SIB_STALE_MS: its VM is gone) or its own, so the live slots
 // are a prefix (readers stop at the first missing key). Record: "<tag> <published ms> <holding>"
@@ -34,6 +36,7 @@ import { OpenStream, SiblingStream } from "./open_streams";
 import { Pool } from "../../services/lease/pool";
 import { Cursor, RecordWriter } from "./record_bytes";
 import { Stats } from "../../services/stats";
+import { ReplicaRecords } from "./replica_records";
 
 /** Shared-data keys of the records of format 2 (relative times) start with this. */
 const KEY_PREFIX = "llmlb:sib2:";
@@ -108,15 +111,18 @@ export function writeStreamLine(w: RecordWriter, s: OpenStream, published: f64):
 /** Parses a record into `into` (its streams by host), `ends` (its recent ends by host: pick and end
  *  ms in pairs), `held` (its held requests on time, of `pool`) and `holding` (its tag, when it
  *  holds requests), unless it is `ownTag`'s, stale or malformed; returns when it was published,
- *  -1 when it was not parsed. A line that does not parse is skipped. */
+ *  -1 when it was not parsed. A line that does not parse is skipped. `shift`: ms to add to the
+ *  record's times to read them on this VM's clock (another gateway's record: replica_records.ts). */
 export function parseRecord(value: ArrayBuffer, ownTag: string, now: f64, into: Map<string, SiblingStream[]>,
   ends: Map<string, f64[]> | null = null, held: SiblingHolds | null = null, pool: Pool | null = null,
-  holding: string[] | null = null, spare: SiblingStream[] | null = null): f64 {
+  holding: string[] | null = null, spare: SiblingStream[] | null = null, shift: f64 = 0): f64 {
   const c = new Cursor(Uint8Array.wrap(value));
   const tag = c.text();
   if (tag.length == 0 || tag == ownTag) return -1;
-  const published = c.num();
-  if (published < 0 || now - published > SIB_STALE_MS) return -1;
+  const written = c.num();
+  if (written < 0) return -1;
+  const published = written + shift;
+  if (now - published > SIB_STALE_MS) return -1;
   if (!c.atLineEnd && c.num() == 1 && holding !== null) holding.push(tag);
   const v = new Array<f64>(8);
   // The list of the host of the line before (a record lists a host's lines together).
@@ -132,7 +138,7 @@ export function parseRecord(value: ArrayBuffer, ownTag: string, now: f64, into: 
       if (addr.length == 0 || a < 0 || b < 0 || !c.atLineEnd) continue;
       if (kind == 126) { a = timeOf(a, published); b = timeOf(b, published); }
       if (kind == 94) {
-        if (held !== null) held.add(addr, a, pool);
+        if (held !== null) held.add(addr, a + shift, pool);
       } else if (ends !== null) {
         if (!ends.has(addr)) ends.set(addr, new Array<f64>(0));
         const list = ends.get(addr);
@@ -241,6 +247,11 @@ export class SiblingStreams {
   private keys: string[] = [];
   /** Stream objects of earlier reads, parsed into again. */
   private spare: SiblingStream[] = [];
+  /** Other gateways' VMs' records (sloShareReplicasMs; null: off), read along with the siblings'. */
+  replicas: ReplicaRecords | null = null;
+  private replicasSeen: i32 = -1;
+  /** This VM's last record as written (what an exchange with other gateways sends). */
+  lastValue: ArrayBuffer | null = null;
 
   /** `enabled` false (sloShareWorkers): nothing published, nothing read. */
   constructor(ns: string, private tag: string, public enabled: bool = true, private pool: Pool | null = null,
@@ -296,10 +307,13 @@ export class SiblingStreams {
       if (i != this.slot) bytes += cur.value.byteLength;
     }
     this.readEveryMs = readInterval(bytes);
-    let same = cas.length == this.casSeen.length && now - this.oldestMs <= SIB_STALE_MS;
+    const rep = this.replicas;
+    const repVersion = rep !== null ? rep.version : 0;
+    let same = cas.length == this.casSeen.length && now - this.oldestMs <= SIB_STALE_MS && repVersion == this.replicasSeen;
     for (let i = 0; same && i < cas.length; i++) if (cas[i] != this.casSeen[i]) same = false;
     if (same) return;
     this.casSeen = cas;
+    this.replicasSeen = repVersion;
     // The last read's lists are emptied and its stream objects parsed into again (a read at every
     // change would otherwise allocate an object per line; nothing keeps them across a read).
     const into = this.byHost;
@@ -324,14 +338,27 @@ export class SiblingStreams {
       live++;
       if (at < oldest) oldest = at;
     }
+    // Other gateways' VMs: a record this Envoy's shared data holds too (a sibling) is read once.
+    let others = 0;
+    if (rep !== null && rep.values.length > 0) {
+      const local = new Array<string>(0);
+      for (let i = 0; i < values.length; i++) if (i != this.slot) local.push(recordTag(values[i]));
+      for (let j = 0; j < rep.values.length; j++) {
+        if (local.includes(rep.tags[j])) continue;
+        const at = parseRecord(rep.values[j], this.tag, now, into, ends, held, this.pool, null, spare, rep.shifts[j]);
+        if (at < 0) continue;
+        others++;
+        if (at < oldest) oldest = at;
+      }
+    }
     this.oldestMs = oldest;
     // Hosts no record lists any more leave (pods come and go: the maps must not grow with them).
     dropEmpty<SiblingStream>(into);
     dropEmpty<f64>(ends);
     // A sibling appeared: publish at once (it learns of this VM's streams now, not at a heartbeat).
-    if (this.alone && live > 0) { this.lastPublishMs = -1e18; this.dirty = true; }
-    this.alone = live == 0;
-    this.count(!this.alone);
+    if (this.alone && live + others > 0) { this.lastPublishMs = -1e18; this.dirty = true; }
+    this.alone = live + others == 0;
+    this.count(live > 0);
     this.held = held;
     this.holdingTags = holding;
     this.version++;
@@ -345,7 +372,7 @@ export class SiblingStreams {
 
   /** This VM's stream on `address`, picked at `pickedMs`, ended now: in the record for RECENT_END_MS. */
   ended(address: string, pickedMs: f64, now: f64): void {
-    if (!this.enabled || this.alone) return;
+    if (!this.enabled || this.lone) return;
     this.endHosts.push(address);
     this.endTimes.push(pickedMs);
     this.endTimes.push(now);
@@ -358,8 +385,18 @@ export class SiblingStreams {
     if (!this.enabled) return false;
     this.dirty = true;
     const since = now - this.lastPublishMs;
-    return !(this.alone ? since < SIB_STALE_MS / 2 : (!atOnce && since < PUBLISH_MIN_MS));
+    return !(this.lone ? since < SIB_STALE_MS / 2 : (!atOnce && since < PUBLISH_MIN_MS));
   }
+
+  /** No other VM's record was live at the last read, nor in the last exchange with other gateways
+   *  (whose first reply must not wait for a pick's read to make the record list this VM's streams). */
+  private get lone(): bool {
+    const rep = this.replicas;
+    return this.alone && (rep === null || rep.values.length == 0);
+  }
+
+  /** Whether the last record listed streams, ends or held requests. */
+  get listsAny(): bool { return this.listed; }
 
   /** Whether a tick should publish: a change waits, whether this VM holds changed, the last
    *  record listed anything and is PROGRESS_MS old (the streams' progress), or a heartbeat is due
@@ -369,7 +406,7 @@ export class SiblingStreams {
     if (!this.enabled) return false;
     const since = now - this.lastPublishMs;
     if (since >= SIB_STALE_MS / 2) return true;
-    if (this.alone) return false;
+    if (this.lone) return false;
     return this.dirty || holding != this.publishedHolding || (this.listed && since >= PROGRESS_MS);
   }
 
@@ -383,7 +420,8 @@ export class SiblingStreams {
     w.num(published);
     w.num(this.holding ? 1 : 0);
     let lines = 0;
-    let n = this.alone ? MAX_PUBLISHED : 0;
+    const lone = this.lone;
+    let n = lone ? MAX_PUBLISHED : 0;
     for (let h = 0; h < streams.length && n < MAX_PUBLISHED; h++) {
       const list = streams[h];
       for (let i = 0; i < list.length && n < MAX_PUBLISHED; i++) {
@@ -400,14 +438,14 @@ export class SiblingStreams {
       this.endHosts.splice(0, drop);
       this.endTimes.splice(0, 2 * drop);
     }
-    for (let i = 0; i < this.endHosts.length && !this.alone; i++) {
+    for (let i = 0; i < this.endHosts.length && !lone; i++) {
       w.line();
       w.text(this.endHosts[i], 126); // "~"
       w.num(ageOf(this.endTimes[2 * i], published));
       w.num(ageOf(this.endTimes[2 * i + 1], published));
       lines++;
     }
-    for (let i = 0; i < this.heldHosts.length && i < MAX_HELD_PUBLISHED && !this.alone; i++) {
+    for (let i = 0; i < this.heldHosts.length && i < MAX_HELD_PUBLISHED && !lone; i++) {
       w.line();
       w.text(this.heldHosts[i], 94); // "^"
       w.num(this.heldDeadlines[i]);
@@ -415,6 +453,7 @@ export class SiblingStreams {
     }
     this.listed = lines > 0;
     const value = w.bytes();
+    this.lastValue = value;
     if (this.slot >= 0) {
       const key = this.key(this.slot);
       const cur = host.getSharedData(key);

@@ -16,7 +16,9 @@ import { ScriptText } from "../../services/lease/lua_text";
 import { LUA_LIBRARY } from "../../services/lease/scripts";
 import { HostModel, TTFT_K, TPOT_K, emptyStats, fitHosts, foldObservation, parseStats } from "./model";
 import { OpenStream, OpenStreams } from "./open_streams";
-import { MAX_HELD_PUBLISHED, SiblingHolds, SiblingStreams } from "./sibling_streams";
+import { MAX_HELD_PUBLISHED, SIB_STALE_MS, SiblingHolds, SiblingStreams } from "./sibling_streams";
+import { ReplicaRecords } from "./replica_records";
+import * as host from "../../host/calls";
 import { HoldList } from "./hold";
 
 export const MODEL_SCRIPT = new LuaScript("model", new ScriptText("model", gen.MODEL_DEFS), gen.MODEL_SHA, LUA_LIBRARY);
@@ -57,6 +59,22 @@ export class PoolModel {
     private held: HoldList) {
     this.key = pool !== null ? pool.ns + ":lat" : "";
     this.siblings = new SiblingStreams(pool !== null ? pool.ns : "", vmTag, s.shareWorkers, pool, writes.stats);
+    if (pool !== null && s.shareWorkers && s.replicasMs > 0) {
+      this.siblings.replicas = new ReplicaRecords(pool, vmTag, <f64>s.replicasMs, SIB_STALE_MS, writes.stats, host.nowMillis);
+    }
+  }
+
+  /** Exchanges this VM's record with the other gateways' VMs (sloShareReplicasMs) when one is due:
+   *  at a pick's start (its reply, first on the connection, comes before the pick's own reads), at
+   *  a publish (a pick's new stream, a first token, an end), or from a tick while the record lists
+   *  anything (the streams' progress, the ends' ageing). */
+  exchange(now: f64, fromTick: bool = false): void {
+    const sib = this.siblings;
+    const rep = sib.replicas;
+    if (rep === null || !rep.due(now) || (fromTick && !sib.listsAny)) return;
+    this.write(now, true);
+    const value = sib.lastValue;
+    if (value !== null) rep.send(value, now);
   }
 
   /** This VM's stream `s` ended: off the open streams, into the record's recent ends. */
@@ -73,8 +91,15 @@ export class PoolModel {
     this.publish(now, true);
   }
 
-  /** Publishes this VM's streams and held requests on time of the pool (throttled unless `atOnce`). */
+  /** Publishes this VM's streams and held requests on time of the pool (throttled unless `atOnce`),
+   *  to the other gateways too when an exchange is due. */
   publish(now: f64, atOnce: bool = false): void {
+    this.write(now, atOnce);
+    this.exchange(now);
+  }
+
+  /** Writes this VM's record of the pool in the shared data (throttled unless `atOnce`). */
+  private write(now: f64, atOnce: bool): void {
     const sib = this.siblings;
     if (!sib.due(now, atOnce)) return;
     sib.heldHosts.length = 0;
@@ -116,6 +141,7 @@ export class PoolModel {
 
   /** Starts a read of the shared stats when the last one is older than modelRefreshMs. */
   refresh(now: f64): void {
+    this.exchange(now);
     const pool = this.pool;
     if (pool === null || this.reading || now - this.lastReadMs < <f64>this.s.refreshMs) return;
     this.lastReadMs = now;
@@ -183,11 +209,15 @@ export class ModelStore {
   }
 
   /** Every tick: each pool's record is republished while it lists anything (the streams'
-   *  progress) or when whether this VM holds requests changed. */
+   *  progress) or when whether this VM holds requests changed, and exchanged with the other
+   *  gateways' when due (sloShareReplicasMs). */
   onTick(now: f64): void {
     const holding = this.held.length > 0;
     const all = this.pools.values();
-    for (let i = 0; i < all.length; i++) if (all[i].siblings.wantsTick(now, holding)) all[i].publish(now, true);
+    for (let i = 0; i < all.length; i++) {
+      if (all[i].siblings.wantsTick(now, holding)) all[i].publish(now, true);
+      all[i].exchange(now, true);
+    }
   }
 
   /** After a hold or a pass: every pool's record shows the held requests, and whether this VM

@@ -1,0 +1,98 @@
+// The records of other gateways' VMs (sloShareReplicasMs): Envoy's shared data ends at its process,
+// so a VM's record of a pool (sibling_streams.ts: its open streams, recent ends and held requests)
+// also goes to Redis (lua/records.lua), at most every sloShareReplicasMs, in one call that stores
+// it and returns every other VM's, of every gateway. SiblingStreams then reads them as it reads a
+// sibling worker's: a pick sees the streams another gateway opened on a pod (slot wait, prefill
+// interference, count corrections), not only their count (bench/RESULTS.md 12.1d).
+// Clocks: a record's times are its writer's clock. Redis returns each record with the time it
+// stored it and its own time, so a record stored `now - stored` ms before the reply was published
+// about then on this VM's clock: `shift` turns the writer's times into this VM's (the gateways'
+// clocks need not agree; the error is the one-way latency, under a ms in one zone).
+// Failure behaviour: never throws; a failed call keeps the last records, which age out
+// (SIB_STALE_MS) as a gone VM's do; a malformed record is skipped.
+import { RedisReplyHandler, LuaScript } from "../../redis/client";
+import { RespValue } from "../../redis/resp";
+import { Pool } from "../../services/lease/pool";
+import { Stats } from "../../services/stats";
+import * as gen from "../../generated/lua";
+import { ScriptText } from "../../services/lease/lua_text";
+import { LUA_LIBRARY } from "../../services/lease/scripts";
+import { Cursor } from "./record_bytes";
+
+export const RECORDS_SCRIPT = new LuaScript("records", new ScriptText("records", gen.RECORDS_DEFS), gen.RECORDS_SHA, LUA_LIBRARY);
+
+/** Other VMs' records one exchange returns at most (as MAX_SLOTS siblings). */
+const MAX_RECORDS = "64";
+
+class ExchangeReply extends RedisReplyHandler {
+  constructor(public r: ReplicaRecords, public sentMs: f64) { super(); }
+  onReply(ok: bool, reply: RespValue | null): void { this.r.onReply(ok, reply, this.sentMs); }
+}
+
+/** The other VMs' records of one pool, from the last exchange. */
+export class ReplicaRecords {
+  /** The records (their bytes), their writers' tags and the ms to add to their times. */
+  values: ArrayBuffer[] = [];
+  tags: string[] = [];
+  shifts: f64[] = [];
+  /** Changes with each exchange's reply (SiblingStreams parses them again). */
+  version: i32 = 0;
+  private inFlight: bool = false;
+  private lastMs: f64 = -1e18;
+  private readonly key: string;
+  private readonly staleMs: string;
+
+  constructor(private pool: Pool, private tag: string, private everyMs: f64, staleMs: f64, private stats: Stats | null,
+    /** The local clock (host.nowMillis outside tests). */
+    private clock: () => f64) {
+    this.key = pool.ns + ":rec";
+    this.staleMs = (<i64>staleMs).toString();
+  }
+
+  /** Whether an exchange is due (none in flight, the last sent everyMs ago). */
+  due(now: f64): bool {
+    return !this.inFlight && now - this.lastMs >= this.everyMs;
+  }
+
+  /** Stores `record` (this VM's, as it writes it to shared data) and asks for the others'. */
+  send(record: ArrayBuffer, now: f64): void {
+    this.lastMs = now;
+    const args: string[] = [this.tag, String.UTF8.decode(record), this.staleMs, MAX_RECORDS];
+    this.inFlight = this.pool.redis.evalScript(RECORDS_SCRIPT, [this.key], args, new ExchangeReply(this, now), now);
+    if (!this.inFlight && this.stats !== null) this.stats!.redisBackgroundFailures();
+  }
+
+  onReply(ok: bool, reply: RespValue | null, sentMs: f64): void {
+    this.inFlight = false;
+    if (!ok || reply === null || reply.isError() || reply.items.length == 0) {
+      if (this.stats !== null) this.stats!.redisBackgroundFailures();
+      return;
+    }
+    const items = reply.items;
+    const redisNow = parseFloat(items[0].str);
+    if (isNaN(redisNow)) return;
+    const now = this.clock();
+    const values = new Array<ArrayBuffer>(0);
+    const tags = new Array<string>(0);
+    const shifts = new Array<f64>(0);
+    for (let i = 1; i + 1 < items.length; i += 2) {
+      const stored = parseFloat(items[i].str);
+      const b = items[i + 1].bytes;
+      // A copy: the reply's bytes live in the host's buffer of this callback only.
+      const value = b.slice(0).buffer;
+      const c = new Cursor(Uint8Array.wrap(value));
+      const tag = c.text();
+      const published = c.num();
+      if (isNaN(stored) || tag.length == 0 || published < 0) continue;
+      values.push(value);
+      tags.push(tag);
+      // Stored redisNow - stored ms before Redis ran the call, which it did about half-way between
+      // the send and now (as the client's clock probe assumes).
+      shifts.push((sentMs + now) / 2 - (redisNow - stored) - published);
+    }
+    this.values = values;
+    this.tags = tags;
+    this.shifts = shifts;
+    this.version++;
+  }
+}

@@ -1,0 +1,97 @@
+// predicted_latency across gateways (sloShareReplicasMs): each VM exchanges its record of a pool
+// (open streams, recent ends, held requests) with every other gateway's VMs through Redis
+// (lua/records.lua), so a pick on one gateway counts the streams another opened by their progress,
+// as it counts a sibling worker's, not as average streams behind a count. Through two host
+// facades (two Envoys, clocks an hour apart: the records' times go by Redis's clock) and a real
+// Redis; each case also runs with the exchange off, where the other gateway is its counts alone.
+import { afterEach, describe, expect, it } from "vitest";
+import { CLUSTER, host, hosts, postChat, CHAT_BODY, useRedisHost } from "./harness.js";
+import type { TestHost } from "../../host-test/facade/index.js";
+import { start, teach } from "./slo-streams.js";
+
+const t = useRedisHost();
+
+const NS = `{llmlb:llm:${CLUSTER}}`;
+const LOOSE = { "x-slo-ttft-ms": "5000", "x-slo-tpot-ms": "1000" };
+/** A request of 200 tokens (2 s at the taught 10 ms per token). */
+const LONG_BODY = JSON.stringify({ model: "m", messages: [{ role: "user", content: "hello" }], max_tokens: 200 });
+
+const opened: TestHost[] = [];
+
+/** A gateway (one Envoy, one worker) on one one-slot pod, its clock `offsetMs` from the first's. */
+async function gateway(extra: Record<string, unknown>, offsetMs: number): Promise<TestHost> {
+  const h = await host({
+    configuration: {
+      lb_policy: "predicted_latency",
+      lb_config: { serviceFQDN: "redis.static", servicePort: 6379, timeout: 500, modelBatchSlots: 1, sloExploration: 0, debugHeader: "x-llmlb-debug", ...extra },
+    },
+    redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(1) }, startTimeMs: 1_700_000_000_000 + offsetMs,
+  });
+  opened.push(h);
+  await teach(h, LOOSE);
+  return h;
+}
+
+/** Gateway A's long stream has been decoding for a while (A's tick sent its record); gateway B then
+ *  sends a request to the one pod: its predicted slot wait. (The facade's clocks are manual, Redis's
+ *  is not: B takes A's record for as old as it is in real time, a few ms, so it sees the stream's
+ *  progress as of A's last exchange.) */
+async function waitBehindOtherGateway(replicasMs: number): Promise<{ wait: number }> {
+  const extra = { sloShareReplicasMs: replicasMs };
+  const a = await gateway(extra, 0);
+  const b = await gateway(extra, 3_600_000);
+  const theirs = postChat(a, LONG_BODY, LOOSE).s;
+  await a.redisIdle();
+  a.advance(20);
+  start(theirs);
+  await a.redisIdle();
+  a.advance(600);
+  await a.redisIdle();
+  b.advance(600);
+  const mine = postChat(b, CHAT_BODY, LOOSE).s;
+  await b.redisIdle();
+  expect(mine.forwarded).not.toBeNull(); // no late binding: it goes to the full pod at once
+  start(mine);
+  const debug = String(mine.response.headers["x-llmlb-debug"] ?? "");
+  const w = debug.match(/:wait=([0-9.]+)/);
+  expect(w, debug).not.toBeNull();
+  return { wait: Number(w![1]) };
+}
+
+describe("predicted_latency across gateways (sloShareReplicasMs)", () => {
+  afterEach(() => { while (opened.length > 0) opened.pop()!.close(); t.host = null; });
+
+  it("a slot wait counts another gateway's stream by its progress (most of its 2 s left)", async () => {
+    const { wait } = await waitBehindOtherGateway(20);
+    expect(wait).toBeGreaterThan(1000);
+    expect(wait).toBeLessThan(2000);
+  });
+
+  it("off (the default): the other gateway's stream is an average stream behind the pod's count", async () => {
+    const { wait } = await waitBehindOtherGateway(0);
+    expect(wait).toBeLessThan(200);
+    expect(await t.client.exists(`${NS}:rec`)).toBe(0);
+  });
+
+  it("each VM's record is in Redis under the pool's hash, with Redis's time", async () => {
+    await waitBehindOtherGateway(20);
+    const rec = await t.client.hgetall(`${NS}:rec`);
+    const values = Object.values(rec);
+    expect(values).toHaveLength(2);
+    for (const v of values) expect(Math.abs(Number(v.split(" ")[0]) - Date.now())).toBeLessThan(10_000);
+    // A's lists its open stream on the pod: "<host> <picked> ..." after the head line.
+    expect(values.some((v) => v.split("\n").slice(1).some((l) => l.startsWith("10.0.0.1:8000 ")))).toBe(true);
+  });
+
+  it("refuses a period under 5 ms, and the exchange without sloShareWorkers, naming the key", async () => {
+    for (const [extra, why] of [
+      [{ sloShareReplicasMs: 3 }, /sloShareReplicasMs must be 0 \(off\) or at least 5/],
+      [{ sloShareReplicasMs: 20, sloShareWorkers: false }, /sloShareReplicasMs needs lb_config.sloShareWorkers/],
+    ] as const) {
+      const h = await host({ configuration: { lb_policy: "predicted_latency", lb_config: { serviceFQDN: "redis.static", servicePort: 6379, ...extra } }, redis: { url: t.redis.url } });
+      opened.push(h);
+      expect(h.configured.every(Boolean)).toBe(false);
+      expect(h.logs("warn").map((r) => r.message).join("; ")).toMatch(why);
+    }
+  });
+});

@@ -6,7 +6,7 @@
 // Compared: predicted_latency, endpoint_metrics (utilization scoring), prefix_cache.
 // Reports SLO attainment, goodput, TTFT/TPOT p50/p90 and predicted_latency's TTFT prediction error.
 // Run: npm run bench -- slo-hetero [--rate R] [--seconds S] [--seeds 11,12] [--policies a,b]
-// [--slo-config JSON] [--find-capacity] [--two-chunk-body] [--gateways G] [--workers W] [--replica-share-ms D] [--slots N] [--tight-slo T/P] [--loose-slo T/P] [--tight-on-fast] [--by-class] [--best-effort F] [--wall]. Virtual time by default (simulated ms, seeded);
+// [--slo-config JSON] [--find-capacity] [--two-chunk-body] [--gateways G] [--workers W] [--replica-share-ms D] [--slots N] [--tight-slo T/P] [--loose-slo T/P] [--tight-on-fast] [--by-class] [--best-effort F] [--redis-traffic] [--wall]. Virtual time by default (simulated ms, seeded);
 // --tight-on-fast: a relaxation for the SLO bound: only the tight half, on the 2 fast pods alone.
 // --wall: the real local gateway, wall ms = simulated ms (timeScale 1), seed 11 only.
 import http from "node:http";
@@ -15,7 +15,7 @@ import { randomWords } from "../workloads/text.js";
 import { startTopology } from "../topology.js";
 import type { PolicyName } from "../policies.js";
 import { pct, sloRequest } from "./client.js";
-import { clientTimes, runSloJobs, saturatedThroughput, type SloFleet, type SloRunOptions } from "./virtual-run.js";
+import { clientTimes, runSloJobs, saturatedThroughput, type SloFleet, type SloRunOptions, type RedisTraffic } from "./virtual-run.js";
 
 export const HETERO_TOPOLOGY = {
   pods: 4, profile: "llama-8b-h100", profileOverrides: { maxNumSeqs: 4 }, timeScale: 1, seed: 7, gateways: 1,
@@ -141,7 +141,7 @@ function withSlots(fleet: SloFleet, slots: number | undefined): SloFleet {
 }
 
 /** Virtual time: the warm-up jobs, then the measured ones right after (one continuous arrival stream). */
-export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds: number, seed: number, lbConfig?: Record<string, unknown>, layout: HeteroLayout = {}): Promise<HeteroRow & { wallMs: number; byClass: ClassRow[]; avoided: { picks: number; count: number } }> {
+export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds: number, seed: number, lbConfig?: Record<string, unknown>, layout: HeteroLayout = {}): Promise<HeteroRow & { wallMs: number; byClass: ClassRow[]; avoided: { picks: number; count: number }; redis: RedisTraffic | null; picks: number }> {
   const { tightOnFast = false, slots, slos = HETERO_SLOS, bestEffort = 0, ...shape } = layout;
   const keep = (j: Job) => !tightOnFast || j.cls.endsWith("/tight");
   const warm = heteroJobs(rate, WARM_SECONDS, seed + 1, slos, bestEffort).filter(keep);
@@ -155,7 +155,7 @@ export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds
     const t = clientTimes(o, run.starts[warm.length + i]);
     return { status: o.status, ttftMs: t.ttft, tpotMs: t.tpot, debug: o.debug, pod: o.pod };
   });
-  return { ...heteroRow(policy, jobs, seen, seconds), wallMs: run.wallMs, byClass: byClass(jobs, seen), avoided: { picks: all.length, count: run.interferenceAvoided } };
+  return { ...heteroRow(policy, jobs, seen, seconds), wallMs: run.wallMs, byClass: byClass(jobs, seen), avoided: { picks: all.length, count: run.interferenceAvoided }, redis: run.redisTraffic, picks: all.length };
 }
 
 /** Wall clock through the real local gateway (the validation path; a loaded machine inflates it). */
@@ -249,12 +249,17 @@ export async function heteroMain(args: string[]): Promise<void> {
   for (const seed of wall ? [11] : seeds) {
     for (const p of policies) {
       const cfg = p.startsWith("predicted_latency") ? sloConfig : undefined;
-      const r: HeteroRow & { byClass?: ClassRow[]; avoided?: { picks: number; count: number } } = wall ? await runHetero(p, rate, seconds, seed, cfg, workers) : await runHeteroVirtual(p, rate, seconds, seed, cfg, { tokenChunks, gateways, workers, tightOnFast, replicaShareMs, slots, slos, bestEffort });
+      const r: HeteroRow & { byClass?: ClassRow[]; avoided?: { picks: number; count: number }; redis?: RedisTraffic | null; picks?: number } = wall ? await runHetero(p, rate, seconds, seed, cfg, workers) : await runHeteroVirtual(p, rate, seconds, seed, cfg, { tokenChunks, gateways, workers, tightOnFast, replicaShareMs, slots, slos, bestEffort });
       const f = (v: number) => v.toFixed(1);
       // --by-class (virtual time): per class and pod kind, what was met and which SLO the misses missed.
       if (args.includes("--by-class") && r.byClass) classTable(r.byClass);
       if (args.includes("--by-class") && r.avoided && r.avoided.count > 0) {
         console.log(`(llmlb_slo_interference_avoided_total: ${r.avoided.count} of ${r.avoided.picks} requests, warm-up included)`);
+      }
+      // --redis-traffic (virtual time): what the plugin sent to Redis and got back, per request.
+      if (args.includes("--redis-traffic") && r.redis && r.picks) {
+        const per = (v: number) => (v / r.picks!).toFixed(1);
+        console.log(`(Redis, warm-up included: ${per(r.redis.calls)} calls, ${per(r.redis.sent / 1024)} KiB sent, ${per(r.redis.received / 1024)} KiB received per request)`);
       }
       console.log(`| ${r.policy} | ${seed} | ${r.requests} | ${r.failed} | ${(r.attainment * 100).toFixed(1)}% | ${r.goodput.toFixed(2)} | ${f(r.ttftP50)} / ${f(r.ttftP90)} | ${f(r.tpotP50)} / ${f(r.tpotP90)} | ${r.predErrP90 === null ? "-" : (r.predErrP50! * 100).toFixed(0) + "% / " + (r.predErrP90 * 100).toFixed(0) + "%"} |`);
     }

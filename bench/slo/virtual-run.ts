@@ -68,7 +68,11 @@ export interface SloRun {
   events: number;
   /** Requests predicted_latency sent past the lowest-TTFT pod for less prefill harm, all gateways. */
   interferenceAvoided: number;
+  /** The plugin's Redis calls in the run, and their bytes each way (null: no Redis). */
+  redisTraffic: RedisTraffic | null;
 }
+
+export interface RedisTraffic { calls: number; sent: number; received: number }
 
 let wasmCache: Uint8Array | null = null;
 
@@ -113,7 +117,8 @@ export async function runSloJobs(o: SloRunOptions): Promise<SloRun> {
     const wall = performance.now();
     await runEvents(clock, link, () => left === 0);
     const interferenceAvoided = gateways.reduce((a, g) => a + (g.counter?.("llmlb_slo_interference_avoided_total") ?? 0), 0);
-    return { outcomes, starts, wallMs: performance.now() - wall, events: clock.eventsRun, interferenceAvoided };
+    const redisTraffic = link ? { calls: link.calls, sent: link.bytesSent, received: link.bytesReceived } : null;
+    return { outcomes, starts, wallMs: performance.now() - wall, events: clock.eventsRun, interferenceAvoided, redisTraffic };
   } finally {
     for (const g of gateways) g.close?.();
     link?.close();

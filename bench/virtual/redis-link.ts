@@ -13,8 +13,10 @@ import type { VirtualLua } from "./virtual-lua.js";
 export class VirtualRedisLink {
   private readonly client: RedisClusterClient;
   private readonly pending: Array<Promise<void>> = [];
-  /** Calls sent (for reports). */
+  /** Calls sent, and the bytes of the calls and of their replies (for reports). */
   calls = 0;
+  bytesSent = 0;
+  bytesReceived = 0;
 
   constructor(private readonly clock: EventClock, private readonly lua: VirtualLua, port: number, private readonly rttMs: number) {
     // The op timeout is wall time: generous, a virtual run never waits on it.
@@ -25,7 +27,11 @@ export class VirtualRedisLink {
     this.calls++;
     const slot = this.clock.reserve(this.clock.now() + this.rttMs);
     const sent = this.lua.translate(query, this.clock.unixMs());
-    this.pending.push(this.client.call(sent).then((reply) => { this.clock.fill(slot, () => done(reply)); }));
+    this.bytesSent += query.length;
+    this.pending.push(this.client.call(sent).then((reply) => {
+      this.bytesReceived += reply?.length ?? 0;
+      this.clock.fill(slot, () => done(reply));
+    }));
   }
 
   /** Waits for the oldest outstanding reply (the earliest booked slot); false when none. */

@@ -1,0 +1,84 @@
+// Other gateways' records (policy/predicted_latency/replica_records.ts and parseRecord's shift):
+// a record's times move onto this VM's clock by Redis's, its staleness is judged after the move,
+// a malformed record in a reply is skipped, a failed reply keeps the last records.
+import { SiblingStream } from "../policy/predicted_latency/open_streams";
+import { parseRecord, SIB_STALE_MS, SiblingHolds } from "../policy/predicted_latency/sibling_streams";
+import { ReplicaRecords } from "../policy/predicted_latency/replica_records";
+import { parseResp, RespValue } from "../redis/resp";
+import { Pool } from "../services/lease/pool";
+import { LbConfig } from "../config/lb_config";
+import { RedisClient } from "../redis/client";
+
+function rec(text: string): ArrayBuffer { return String.UTF8.encode(text); }
+
+/** This VM's clock when a reply comes (ms). */
+function replyAt(): f64 { return 10_010; }
+
+function records(): ReplicaRecords {
+  const pool = new Pool(new LbConfig(), new RedisClient("redis", "", "", 1000, 3, 1000), "r", "c");
+  return new ReplicaRecords(pool, "me", 20, SIB_STALE_MS, null, replyAt);
+}
+
+/** A RESP array of bulk strings. */
+function reply(items: string[]): RespValue {
+  let s = "*" + items.length.toString() + "\r\n";
+  for (let i = 0; i < items.length; i++) s += "$" + String.UTF8.byteLength(items[i]).toString() + "\r\n" + items[i] + "\r\n";
+  return parseResp(Uint8Array.wrap(String.UTF8.encode(s))).value!;
+}
+
+describe("another gateway's record", () => {
+  it("moves every time of the record by the shift: streams, ends, held deadlines", () => {
+    const into = new Map<string, SiblingStream[]>();
+    const ends = new Map<string, f64[]>();
+    const held = new SiblingHolds();
+    // Published at 1000 on its writer's clock, which is 5,000 ms behind this VM's.
+    const text = "b 1000\nh1 101 20 16 0 51 41 3 20\n~h1 201 11\n^h2 1500";
+    expect(parseRecord(rec(text), "a", 6100, into, ends, held, null, null, null, 5000)).toBe(6000);
+    const s = into.get("h1")[0];
+    expect(s.pickedMs).toBe(5900);
+    expect(s.firstMs).toBe(5950);
+    expect(s.lastMs).toBe(5960);
+    expect(s.sloTpot).toBe(20);
+    expect(ends.get("h1")).toStrictEqual([5800.0, 5990.0]);
+    expect(held.deadlines).toStrictEqual([6500.0]);
+  });
+
+  it("is stale by this VM's clock after the shift, not by its writer's", () => {
+    const into = new Map<string, SiblingStream[]>();
+    // Fresh by its own time (1000 at 1000), but 2 s old once moved.
+    expect(parseRecord(rec("b 1000\nh1 1 2 3 4 5 6 7"), "a", 1000, into, null, null, null, null, null, -2000)).toBe(-1);
+    // Old by its own time, fresh once moved.
+    expect(parseRecord(rec("b 1000\nh1 1 2 3 4 5 6 7"), "a", 50_000, into, null, null, null, null, null, 49_000)).toBe(50_000);
+  });
+});
+
+describe("ReplicaRecords", () => {
+  it("takes each record's shift from Redis's times: stored now - stored ms before the middle of the round trip", () => {
+    const r = records();
+    // Sent at 10,000, answered at 10,010 (replyAt): Redis ran it about at 10,005 here, its clock then
+    // 900,000; b's record was stored 30 ms before, c's 500 ms before.
+    r.onReply(true, reply(["900000", "899970", "b 123\nh1 1 20 16 0 0 0 0 20", "899500", "c 77"]), 10_000);
+    expect(r.version).toBe(1);
+    expect(r.tags).toStrictEqual(["b", "c"]);
+    expect(r.shifts).toStrictEqual([9975.0 - 123.0, 9505.0 - 77.0]);
+    expect(String.UTF8.decode(r.values[0])).toBe("b 123\nh1 1 20 16 0 0 0 0 20");
+  });
+
+  it("skips a malformed record and keeps the last records when a call fails", () => {
+    const r = records();
+    r.onReply(true, reply(["900000", "899970", "b 123", "x", "c 77", "899990", "no-time"]), 10_000);
+    expect(r.tags).toStrictEqual(["b"]);
+    r.onReply(false, null, 10_000);
+    r.onReply(true, parseResp(Uint8Array.wrap(String.UTF8.encode("-ERR llmlb: tag must not be empty\r\n"))).value, 10_000);
+    expect(r.tags).toStrictEqual(["b"]);
+    expect(r.version).toBe(1);
+  });
+
+  it("is due everyMs after the last send", () => {
+    const r = records();
+    expect(r.due(0)).toBe(true);
+    r.send(rec("me 0 0"), 100); // no Redis here: nothing goes out, the period still counts
+    expect(r.due(119)).toBe(false);
+    expect(r.due(120)).toBe(true);
+  });
+});

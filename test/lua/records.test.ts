@@ -47,6 +47,17 @@ describe("records.lua", () => {
     expect(await exchange("d", "d 1 0", 1000, 0)).toHaveLength(1);
   });
 
+  it("leaves out the tags it is told to skip (the caller's siblings), but still deletes them when stale", async () => {
+    await suite.redis.del(KEY);
+    const [now] = await exchange("a", "a 1 0");
+    await exchange("b", "b 1 0");
+    await suite.redis.hset(KEY, "gone", `${Number(now) - 5000} gone 1 0`);
+    const got = (await runScript(suite.redis, "records", [KEY], ["c", "c 1 0", 1000, 64, "b", "gone"])) as string[];
+    expect(got.filter((_, i) => i % 2 === 0 && i > 0)).toEqual(["a 1 0"]);
+    expect((await suite.redis.hkeys(KEY)).sort()).toEqual(["a", "b", "c"]);
+    await expect(runScript(suite.redis, "records", [KEY], ["c", "c 1 0", 1000, 64, ...Array.from({ length: 65 }, (_, i) => `s${i}`)])).rejects.toThrow(/at most 64 tags/);
+  });
+
   it("refuses malformed arguments without writing", async () => {
     await suite.redis.del(KEY);
     await expect(runScript(suite.redis, "records", [KEY], ["", "x", 1000, 8])).rejects.toThrow(/tag/);

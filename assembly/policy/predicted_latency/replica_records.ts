@@ -23,6 +23,8 @@ export const RECORDS_SCRIPT = new LuaScript("records", new ScriptText("records",
 
 /** Other VMs' records one exchange returns at most (as MAX_SLOTS siblings). */
 const MAX_RECORDS = "64";
+/** Tags an exchange may ask Redis not to return (records.lua MAX_SKIP). */
+const MAX_SKIP = 64;
 
 class ExchangeReply extends RedisReplyHandler {
   constructor(public r: ReplicaRecords, public sentMs: f64) { super(); }
@@ -54,10 +56,12 @@ export class ReplicaRecords {
     return !this.inFlight && now - this.lastMs >= this.everyMs;
   }
 
-  /** Stores `record` (this VM's, as it writes it to shared data) and asks for the others'. */
-  send(record: ArrayBuffer, now: f64): void {
+  /** Stores `record` (this VM's, as it writes it to shared data) and asks for the others' but
+   *  those of `skip` (its sibling workers': their records come through shared data). */
+  send(record: ArrayBuffer, now: f64, skip: string[] = []): void {
     this.lastMs = now;
     const args: string[] = [this.tag, String.UTF8.decode(record), this.staleMs, MAX_RECORDS];
+    for (let i = 0; i < skip.length && i < MAX_SKIP; i++) args.push(skip[i]);
     this.inFlight = this.pool.redis.evalScript(RECORDS_SCRIPT, [this.key], args, new ExchangeReply(this, now), now);
     if (!this.inFlight && this.stats !== null) this.stats!.redisBackgroundFailures();
   }

@@ -252,6 +252,8 @@ export class SiblingStreams {
   private replicasSeen: i32 = -1;
   /** This VM's last record as written (what an exchange with other gateways sends). */
   lastValue: ArrayBuffer | null = null;
+  /** The tags of the sibling records of the last parse (an exchange need not return them). */
+  siblingTags: string[] = [];
 
   /** `enabled` false (sloShareWorkers): nothing published, nothing read. */
   constructor(ns: string, private tag: string, public enabled: bool = true, private pool: Pool | null = null,
@@ -340,9 +342,14 @@ export class SiblingStreams {
     }
     // Other gateways' VMs: a record this Envoy's shared data holds too (a sibling) is read once.
     let others = 0;
-    if (rep !== null && rep.values.length > 0) {
-      const local = new Array<string>(0);
-      for (let i = 0; i < values.length; i++) if (i != this.slot) local.push(recordTag(values[i]));
+    if (rep !== null) {
+      const local = this.siblingTags;
+      local.length = 0;
+      for (let i = 0; i < values.length; i++) {
+        if (i == this.slot) continue;
+        const t = recordTag(values[i]);
+        if (t.length > 0) local.push(t);
+      }
       for (let j = 0; j < rep.values.length; j++) {
         if (local.includes(rep.tags[j])) continue;
         const at = parseRecord(rep.values[j], this.tag, now, into, ends, held, this.pool, null, spare, rep.shifts[j]);

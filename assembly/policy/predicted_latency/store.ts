@@ -74,7 +74,7 @@ export class PoolModel {
     if (rep === null || !rep.due(now) || (fromTick && !sib.listsAny)) return;
     this.write(now, true);
     const value = sib.lastValue;
-    if (value !== null) rep.send(value, now);
+    if (value !== null) rep.send(value, now, sib.siblingTags);
   }
 
   /** This VM's stream `s` ended: off the open streams, into the record's recent ends. */

@@ -83,6 +83,32 @@ describe("predicted_latency across gateways (sloShareReplicasMs)", () => {
     expect(values.some((v) => v.split("\n").slice(1).some((l) => l.startsWith("10.0.0.1:8000 ")))).toBe(true);
   });
 
+  it("workers of one Envoy with the exchange on count a sibling's stream once (shared data, not Redis too)", async () => {
+    const h = await host({
+      configuration: { lb_policy: "predicted_latency", lb_config: { serviceFQDN: "redis.static", servicePort: 6379, timeout: 500, modelBatchSlots: 1, sloExploration: 0, debugHeader: "x-llmlb-debug", sloShareReplicasMs: 5 } },
+      redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(1) }, workers: 2,
+    });
+    opened.push(h);
+    await teach(h, LOOSE);
+    // Worker 0's stream is picked and not started: a pending stream counts whatever the fleet's
+    // count says (it may not be in it yet), so one counted twice would queue behind itself.
+    postChat(h, CHAT_BODY, LOOSE, 0);
+    await h.redisIdle();
+    h.advance(500); // the ticks: each worker publishes, and exchanges, its record
+    await h.redisIdle();
+    expect(Object.values(await t.client.hgetall(`${NS}:rec`)).filter((v) => v.includes("\n10.0.0.1:8000 "))).toHaveLength(1);
+    const mine = postChat(h, CHAT_BODY, LOOSE, 1).s;
+    await h.redisIdle();
+    start(mine);
+    const w = String(mine.response.headers["x-llmlb-debug"] ?? "").match(/:wait=([0-9.]+)/);
+    expect(w).not.toBeNull();
+    // One pending stream of 16 tokens ahead of the one slot: its decode, ~150 ms (twice: ~300).
+    expect(Number(w![1])).toBeGreaterThan(100);
+    expect(Number(w![1])).toBeLessThan(220);
+    // Both workers' records are in Redis all the same (other gateways read them).
+    expect(Object.keys(await t.client.hgetall(`${NS}:rec`))).toHaveLength(2);
+  });
+
   it("refuses a period under 5 ms, and the exchange without sloShareWorkers, naming the key", async () => {
     for (const [extra, why] of [
       [{ sloShareReplicasMs: 3 }, /sloShareReplicasMs must be 0 \(off\) or at least 5/],

@@ -3,7 +3,7 @@
 // a malformed record in a reply is skipped, a failed reply keeps the last records.
 import { SiblingStream } from "../policy/predicted_latency/open_streams";
 import { parseRecord, SIB_STALE_MS, SiblingHolds } from "../policy/predicted_latency/sibling_streams";
-import { ReplicaRecords } from "../policy/predicted_latency/replica_records";
+import { BYTES_PER_MS, DISCOVERY_MS, exchangeInterval, ReplicaRecords } from "../policy/predicted_latency/replica_records";
 import { parseResp, RespValue } from "../redis/resp";
 import { Pool } from "../services/lease/pool";
 import { LbConfig } from "../config/lb_config";
@@ -80,5 +80,25 @@ describe("ReplicaRecords", () => {
     r.send(rec("me 0 0"), 100); // no Redis here: nothing goes out, the period still counts
     expect(r.due(119)).toBe(false);
     expect(r.due(120)).toBe(true);
+  });
+
+  it("waits DISCOVERY_MS while it sees no other gateway, longer than everyMs when the bytes would pass the budget", () => {
+    expect(exchangeInterval(20, 100, 0)).toBe(DISCOVERY_MS);
+    expect(exchangeInterval(20, 2000, 2)).toBe(20.0);
+    expect(exchangeInterval(20, BYTES_PER_MS * 300, 7)).toBe(300.0);
+    expect(exchangeInterval(1000, 100, 0)).toBe(1000.0);
+  });
+
+  it("a first reply showing another gateway makes an exchange due at once (this VM's record was its head alone)", () => {
+    const r = records();
+    r.onReply(true, reply(["900000"]), 10_000);
+    expect(r.appeared).toBe(false);
+    expect(r.intervalMs).toBe(DISCOVERY_MS);
+    r.send(rec("me 0 0"), 10_000);
+    expect(r.due(10_100)).toBe(false);
+    r.onReply(true, reply(["900000", "899970", "b 123"]), 10_000);
+    expect(r.appeared).toBe(true);
+    expect(r.due(10_011)).toBe(true);
+    expect(r.intervalMs).toBe(20.0);
   });
 });

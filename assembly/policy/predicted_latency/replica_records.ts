@@ -8,6 +8,8 @@
 // stored it and its own time, so a record stored `now - stored` ms before the reply was published
 // about then on this VM's clock: `shift` turns the writer's times into this VM's (the gateways'
 // clocks need not agree; the error is the one-way latency, under a ms in one zone).
+// Period: sloShareReplicasMs at most; DISCOVERY_MS while no other gateway's VM shows (a lone
+// gateway pays two calls a second); longer when the bytes moved would pass BYTES_PER_MS per VM.
 // Failure behaviour: never throws; a failed call keeps the last records, which age out
 // (SIB_STALE_MS) as a gone VM's do; a malformed record is skipped.
 import { RedisReplyHandler, LuaScript } from "../../redis/client";
@@ -25,6 +27,20 @@ export const RECORDS_SCRIPT = new LuaScript("records", new ScriptText("records",
 const MAX_RECORDS = "64";
 /** Tags an exchange may ask Redis not to return (records.lua MAX_SKIP). */
 const MAX_SKIP = 64;
+/** While the last exchange showed no other gateway's VM, the next one waits this long (ms): a lone
+ *  gateway (or the lone Envoy of a deployment) pays a call per half second, and another gateway
+ *  is found within that. */
+export const DISCOVERY_MS: f64 = 500;
+/** The bytes an exchange moves (this VM's record sent, the others' received) are spread to at most
+ *  this many per ms and VM (1 MB/s): many VMs or many streams lengthen the period instead of
+ *  growing Redis's traffic with the square of the VMs (the records then age, the gain fades). */
+export const BYTES_PER_MS: f64 = 1024;
+
+/** The ms until the next exchange after one that moved `bytes` and returned `others` records. */
+export function exchangeInterval(everyMs: f64, bytes: f64, others: i32): f64 {
+  if (others == 0) return max(everyMs, DISCOVERY_MS);
+  return max(everyMs, bytes / BYTES_PER_MS);
+}
 
 class ExchangeReply extends RedisReplyHandler {
   constructor(public r: ReplicaRecords, public sentMs: f64) { super(); }
@@ -41,6 +57,14 @@ export class ReplicaRecords {
   version: i32 = 0;
   private inFlight: bool = false;
   private lastMs: f64 = -1e18;
+  /** The ms from one exchange to the next (exchangeInterval of the last; everyMs before any). */
+  intervalMs: f64;
+  /** The bytes of the record the last exchange sent. */
+  private sentBytes: f64 = 0;
+  /** The last reply showed another gateway's VM where the one before showed none: this VM's record
+   *  (its head alone while it saw no other VM) is to list its streams and go out at once (the next
+   *  publish or tick; cleared by SiblingStreams.write). */
+  appeared: bool = false;
   private readonly key: string;
   private readonly staleMs: string;
 
@@ -48,18 +72,20 @@ export class ReplicaRecords {
     /** The local clock (host.nowMillis outside tests). */
     private clock: () => f64) {
     this.key = pool.ns + ":rec";
+    this.intervalMs = everyMs;
     this.staleMs = (<i64>staleMs).toString();
   }
 
-  /** Whether an exchange is due (none in flight, the last sent everyMs ago). */
+  /** Whether an exchange is due (none in flight, the last sent intervalMs ago). */
   due(now: f64): bool {
-    return !this.inFlight && now - this.lastMs >= this.everyMs;
+    return !this.inFlight && now - this.lastMs >= this.intervalMs;
   }
 
   /** Stores `record` (this VM's, as it writes it to shared data) and asks for the others' but
    *  those of `skip` (its sibling workers': their records come through shared data). */
   send(record: ArrayBuffer, now: f64, skip: string[] = []): void {
     this.lastMs = now;
+    this.sentBytes = <f64>record.byteLength;
     const args: string[] = [this.tag, String.UTF8.decode(record), this.staleMs, MAX_RECORDS];
     for (let i = 0; i < skip.length && i < MAX_SKIP; i++) args.push(skip[i]);
     this.inFlight = this.pool.redis.evalScript(RECORDS_SCRIPT, [this.key], args, new ExchangeReply(this, now), now);
@@ -79,9 +105,11 @@ export class ReplicaRecords {
     const values = new Array<ArrayBuffer>(0);
     const tags = new Array<string>(0);
     const shifts = new Array<f64>(0);
+    let bytes = this.sentBytes;
     for (let i = 1; i + 1 < items.length; i += 2) {
       const stored = parseFloat(items[i].str);
       const b = items[i + 1].bytes;
+      bytes += <f64>b.length;
       // A copy: the reply's bytes live in the host's buffer of this callback only.
       const value = b.slice(0).buffer;
       const c = new Cursor(Uint8Array.wrap(value));
@@ -93,6 +121,11 @@ export class ReplicaRecords {
       // Stored redisNow - stored ms before Redis ran the call, which it did about half-way between
       // the send and now (as the client's clock probe assumes).
       shifts.push((sentMs + now) / 2 - (redisNow - stored) - published);
+    }
+    this.intervalMs = exchangeInterval(this.everyMs, bytes, values.length);
+    if (this.values.length == 0 && values.length > 0) {
+      this.appeared = true;
+      this.lastMs = -1e18;
     }
     this.values = values;
     this.tags = tags;

@@ -413,6 +413,8 @@ export class SiblingStreams {
     if (!this.enabled) return false;
     const since = now - this.lastPublishMs;
     if (since >= SIB_STALE_MS / 2) return true;
+    const rep = this.replicas;
+    if (rep !== null && rep.appeared) return true;
     if (this.lone) return false;
     return this.dirty || holding != this.publishedHolding || (this.listed && since >= PROGRESS_MS);
   }
@@ -461,6 +463,7 @@ export class SiblingStreams {
     this.listed = lines > 0;
     const value = w.bytes();
     this.lastValue = value;
+    if (!lone && this.replicas !== null) this.replicas!.appeared = false;
     if (this.slot >= 0) {
       const key = this.key(this.slot);
       const cur = host.getSharedData(key);

@@ -60,6 +60,7 @@ export class Stats extends RedisObserver {
   private sloHold: u32;
   private sloSlotRefusedTotal: u32;
   private sloWorkersSharing: u32;
+  private sloReplicasSeen: u32;
   private sloInterferenceAvoidedTotal: u32;
 
   constructor() {
@@ -89,6 +90,7 @@ export class Stats extends RedisObserver {
     this.sloHold = host.defineMetric(H, "llmlb_slo_hold_ms");
     this.sloSlotRefusedTotal = host.defineMetric(C, "llmlb_slo_slot_refused_total");
     this.sloWorkersSharing = host.defineMetric(G, "llmlb_slo_workers_sharing");
+    this.sloReplicasSeen = host.defineMetric(G, "llmlb_slo_replicas_seen");
     this.sloInterferenceAvoidedTotal = host.defineMetric(C, "llmlb_slo_interference_avoided_total");
   }
 
@@ -140,6 +142,9 @@ export class Stats extends RedisObserver {
   /** A pool's record of this VM started (+1) or stopped (-1) seeing another worker's record
    *  (sloShareWorkers): the gauge is the worker VMs that share, per pool. */
   sloSharing(delta: i64): void { host.incrementMetric(this.sloWorkersSharing, delta); }
+  /** The other gateways' VMs a pool's last records exchange of this VM returned changed by `delta`
+   *  (sloShareReplicasMs): the gauge sums them over the pools and VMs of this Envoy. */
+  sloReplicas(delta: i64): void { host.incrementMetric(this.sloReplicasSeen, delta); }
   /** A held request stopped waiting, however (sent, shed, gone, new configuration). */
   sloHoldEnded(heldMs: f64): void {
     host.incrementMetric(this.sloHeldNow, -1);

@@ -113,6 +113,21 @@ describe("predicted_latency across gateways (sloShareReplicasMs)", () => {
     expect(Object.keys(await t.client.hgetall(`${NS}:rec`))).toHaveLength(2);
   });
 
+  it("counts the other replicas' VMs seen in llmlb_slo_replicas_seen, none once the configuration is replaced", async () => {
+    const a = await gateway({ sloShareReplicasMs: 20 }, 0);
+    const b = await gateway({ sloShareReplicasMs: 20 }, 3_600_000);
+    // b's exchanges saw a at once; a, alone when it taught, exchanges every 500 ms until it sees b.
+    expect(b.metric("llmlb_slo_replicas_seen")).toBe(1);
+    expect(a.metric("llmlb_slo_replicas_seen")).toBe(0);
+    a.advance(500);
+    await a.redisIdle();
+    expect(a.metric("llmlb_slo_replicas_seen")).toBe(1);
+    b.updateConfiguration(b.plugin.options.configuration);
+    expect(b.metric("llmlb_slo_replicas_seen")).toBe(0);
+    const off = await gateway({}, 0);
+    expect(off.metric("llmlb_slo_replicas_seen")).toBe(0);
+  });
+
   it("refuses a period under 5 ms, and the exchange without sloShareWorkers, naming the key", async () => {
     for (const [extra, why] of [
       [{ sloShareReplicasMs: 3 }, /sloShareReplicasMs must be 0 \(off\) or at least 5/],

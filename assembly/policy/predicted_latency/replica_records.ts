@@ -65,6 +65,9 @@ export class ReplicaRecords {
    *  (its head alone while it saw no other VM) is to list its streams and go out at once (the next
    *  publish or tick; cleared by SiblingStreams.write). */
   appeared: bool = false;
+  /** What this VM adds to llmlb_slo_replicas_seen (its last reply's records; 0 once retired). */
+  private counted: i32 = 0;
+  private retired: bool = false;
   private readonly key: string;
   private readonly staleMs: string;
 
@@ -90,6 +93,20 @@ export class ReplicaRecords {
     for (let i = 0; i < skip.length && i < MAX_SKIP; i++) args.push(skip[i]);
     this.inFlight = this.pool.redis.evalScript(RECORDS_SCRIPT, [this.key], args, new ExchangeReply(this, now), now);
     if (!this.inFlight && this.stats !== null) this.stats!.redisBackgroundFailures();
+  }
+
+  /** Its policy was replaced by a new configuration: no longer counted in the gauge. */
+  retire(): void {
+    this.retired = true;
+    this.count(0);
+  }
+
+  private count(n: i32): void {
+    const stats = this.stats;
+    if (stats === null) return;
+    const now = this.retired ? 0 : n;
+    if (now != this.counted) stats.sloReplicas(<i64>(now - this.counted));
+    this.counted = now;
   }
 
   onReply(ok: bool, reply: RespValue | null, sentMs: f64): void {
@@ -130,6 +147,7 @@ export class ReplicaRecords {
     this.values = values;
     this.tags = tags;
     this.shifts = shifts;
+    this.count(values.length);
     this.version++;
   }
 }

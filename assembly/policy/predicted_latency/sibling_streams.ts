@@ -266,6 +266,7 @@ export class SiblingStreams {
   retire(): void {
     this.retired = true;
     this.count(false);
+    if (this.replicas !== null) this.replicas!.retire();
   }
 
   private count(sharing: bool): void {

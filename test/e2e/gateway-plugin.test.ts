@@ -17,7 +17,10 @@ beforeAll(async () => {
     fleet: { profile: "tiny", timeScale: 1 },
     plugin: (port) => ({
       lb_policy: "global_least_request",
-      lb_config: { ...redisLbConfig(port), debugHeader: "x-llmlb-debug", leaseTTL: 5, breakerFailures: 1, breakerOpenSeconds: 1 },
+      // pickDeadlineMs: a starved parallel phase once took more than the default 50 ms for the first
+      // pick's FCALL -> EVALSHA -> EVAL (a fallback, and with breakerFailures 1 an open breaker);
+      // the outage below refuses connections at once, it never waits for the deadline.
+      lb_config: { ...redisLbConfig(port), debugHeader: "x-llmlb-debug", leaseTTL: 5, breakerFailures: 1, breakerOpenSeconds: 1, pickDeadlineMs: 2000 },
       _rules_: [{ _match_domain_: ["localhost"], lb_policy: "header", lb_config: { header: "x-llmlb-endpoint" } }],
     }),
   });

@@ -57,6 +57,15 @@ describe("slo-hetero in virtual time", () => {
     expect(r.avoided).toEqual({ picks: heteroJobs(8, 5, 32).length + r.requests, count: 0 });
   }, 120_000);
 
+  it("--redis-traffic: the plugin's Redis calls and bytes; the records exchange (sloShareReplicasMs) adds to both with 2 gateways", async () => {
+    const off = await runHeteroVirtual("predicted_latency", 8, 6, 31, { modelBatchSlots: 4 }, { gateways: 2 });
+    const on = await runHeteroVirtual("predicted_latency", 8, 6, 31, { modelBatchSlots: 4, sloShareReplicasMs: 20 }, { gateways: 2 });
+    expect(off.redis!.calls).toBeGreaterThan(off.picks); // a pick's reads, its lease, its release, the model
+    expect(off.redis!.sent).toBeGreaterThan(0);
+    expect(on.redis!.calls).toBeGreaterThan(off.redis!.calls);
+    expect(on.redis!.received).toBeGreaterThan(off.redis!.received);
+  }, 120_000);
+
   it("predicts TTFT (not the whole response) once learned, and one seed gives one result", async () => {
     const a = await run(21);
     expect(a.out.outcomes.every((o) => o.status === 200)).toBe(true);

@@ -139,7 +139,8 @@ export class PoolModel {
     return this.fitted;
   }
 
-  /** Starts a read of the shared stats when the last one is older than modelRefreshMs. */
+  /** At a pick's start: the records exchange when one is due (sloShareReplicasMs), and a read of
+   *  the shared stats when the last one is older than modelRefreshMs. */
   refresh(now: f64): void {
     this.exchange(now);
     const pool = this.pool;

@@ -1,9 +1,11 @@
 // Other gateways' records (policy/predicted_latency/replica_records.ts and parseRecord's shift):
 // a record's times move onto this VM's clock by Redis's, its staleness is judged after the move,
-// a malformed record in a reply is skipped, a failed reply keeps the last records.
+// a malformed record in a reply is skipped, a failed reply keeps the last records; the blob the
+// Envoy's other VMs read them from. (No shared data here: the claim is through the facade,
+// test/plugin/slo-replicas.test.ts.)
 import { SiblingStream } from "../policy/predicted_latency/open_streams";
 import { parseRecord, SIB_STALE_MS, SiblingHolds } from "../policy/predicted_latency/sibling_streams";
-import { BYTES_PER_MS, DISCOVERY_MS, exchangeInterval, ReplicaRecords } from "../policy/predicted_latency/replica_records";
+import { BYTES_PER_MS, DISCOVERY_MS, EnvoyRecords, exchangeInterval, MAX_STORE, parseBlob, ReplicaRecords } from "../policy/predicted_latency/replica_records";
 import { parseResp, RespValue } from "../redis/resp";
 import { Pool } from "../services/lease/pool";
 import { LbConfig } from "../config/lb_config";
@@ -17,6 +19,13 @@ function replyAt(): f64 { return 10_010; }
 function records(): ReplicaRecords {
   const pool = new Pool(new LbConfig(), new RedisClient("redis", "", "", 1000, 3, 1000), "r", "c");
   return new ReplicaRecords(pool, "me", 20, SIB_STALE_MS, null, replyAt);
+}
+
+/** This Envoy's records: this VM's alone. */
+function mine(): EnvoyRecords {
+  const m = new EnvoyRecords();
+  m.add("me", 0, rec("me 0 0"));
+  return m;
 }
 
 /** A RESP array of bulk strings. */
@@ -77,7 +86,7 @@ describe("ReplicaRecords", () => {
   it("is due everyMs after the last send", () => {
     const r = records();
     expect(r.due(0)).toBe(true);
-    r.send(rec("me 0 0"), 100); // no Redis here: nothing goes out, the period still counts
+    r.send(mine(), 100); // no Redis here: nothing goes out, the period still counts
     expect(r.due(119)).toBe(false);
     expect(r.due(120)).toBe(true);
   });
@@ -94,11 +103,35 @@ describe("ReplicaRecords", () => {
     r.onReply(true, reply(["900000"]), 10_000);
     expect(r.appeared).toBe(false);
     expect(r.intervalMs).toBe(DISCOVERY_MS);
-    r.send(rec("me 0 0"), 10_000);
+    r.send(mine(), 10_000);
     expect(r.due(10_100)).toBe(false);
     r.onReply(true, reply(["900000", "899970", "b 123"]), 10_000);
     expect(r.appeared).toBe(true);
     expect(r.due(10_011)).toBe(true);
     expect(r.intervalMs).toBe(20.0);
+  });
+});
+
+describe("this Envoy's records and the blob", () => {
+  it("an exchange sends each record once, with its age rounded and never negative, at most MAX_STORE", () => {
+    const m = new EnvoyRecords();
+    m.add("a", 12.4, rec("a 1 0"));
+    m.add("a", 0, rec("a 2 0"));
+    m.add("b", -3, rec("b 1 0"));
+    expect(m.tags).toStrictEqual(["a", "b"]);
+    expect(m.ages).toStrictEqual([12.0, 0.0]);
+    for (let i = 0; i < 100; i++) m.add("t" + i.toString(), 0, rec("x 1 0"));
+    expect(m.tags.length).toBe(MAX_STORE);
+  });
+
+  it("reads records with their publish times, stopping at a malformed entry", () => {
+    const values = new Array<ArrayBuffer>(0);
+    const at = new Array<f64>(0);
+    parseBlob(rec("5000 5\nb 1 0\n6000 14\nc 2 0\nh1 1 2 3\n7000 99\nshort"), values, at);
+    expect(at).toStrictEqual([5000.0, 6000.0]);
+    expect(String.UTF8.decode(values[1])).toBe("c 2 0\nh1 1 2 3");
+    const none = new Array<ArrayBuffer>(0);
+    parseBlob(rec("-5 3\nabc\n"), none, at);
+    expect(none.length).toBe(0);
   });
 });

@@ -42,6 +42,8 @@ export class FacadeBackend implements HostBackend {
   readonly httpCalls: RecordedHttpCall[] = [];
   /** Every Redis call ever made, answered or not. */
   readonly redisHistory: RecordedRedisCall[] = [];
+  /** Real mode: every call sent to the server (its worker and RESP query), for tests to count. */
+  readonly redisSent: { vm: number; query: Buffer }[] = [];
   /** Record mode: the settings of each worker's client, by `${worker}|${lookup}`. */
   readonly redisInits = new Map<string, RedisClientSettings>();
   /** Redis clusters that exist (Envoy: a thread-local cluster). */
@@ -109,6 +111,7 @@ export class FacadeBackend implements HostBackend {
     if (!this.redisClusters.has(lookup)) return WasmResult.BadArgument;
     if (this.redisNoHost.has(lookup)) return WasmResult.InternalFailure;
     if (this.redisEndpoint) {
+      this.redisSent.push({ vm: worker, query });
       this.track(this.sharedRedis.client(worker, cluster, this.redisEndpoint).call(query).then(done, () => done(null)));
       return WasmResult.Ok;
     }

@@ -99,6 +99,8 @@ export class TestHost {
   get vms() { return this.plugin.vms; }
   get redisCalls() { return this.backend.redisCalls; }
   get redisHistory() { return this.backend.redisHistory; }
+  /** Real Redis: every call sent (worker, RESP query). */
+  get redisSent() { return this.backend.redisSent; }
   get httpCalls() { return this.backend.httpCalls; }
   get now(): number { return this.backend.clock.now(); }
 

@@ -1,5 +1,6 @@
-// records.lua against a real redis-server: each VM stores its record and reads the others' with
-// their stored time; a record older than stale_ms is deleted; malformed arguments write nothing.
+// records.lua against a real redis-server: a gateway's VM stores its Envoy's records (its own and
+// its siblings', each with its age) and reads the other gateways' with their stored time; a record
+// older than stale_ms is deleted; malformed arguments write nothing.
 import { describe, expect, it } from "vitest";
 import { useRedisSuite } from "../helpers/redis.js";
 import { runScript } from "./pool.js";
@@ -8,8 +9,11 @@ const suite = useRedisSuite();
 const KEY = "{llmlb:r:c}:rec";
 
 async function exchange(tag: string, record: string, staleMs = 1000, max = 64): Promise<string[]> {
-  return (await runScript(suite.redis, "records", [KEY], [tag, record, staleMs, max])) as string[];
+  return (await runScript(suite.redis, "records", [KEY], [staleMs, max, 1, tag, 0, record])) as string[];
 }
+
+/** The records of a reply (every other item after the time). */
+const recordsOf = (reply: string[]) => reply.filter((_, i) => i % 2 === 0 && i > 0);
 
 describe("records.lua", () => {
   it("returns the other VMs' records with their stored time, never the caller's own", async () => {
@@ -36,7 +40,7 @@ describe("records.lua", () => {
     const [now] = await exchange("vmA", "vmA 1 0");
     await suite.redis.hset(KEY, "old", `${Number(now) - 5000} old 1 0`, "bad", "no-time-here");
     const got = await exchange("vmB", "vmB 1 0", 1000);
-    expect(got.filter((_, i) => i % 2 === 0 && i > 0)).toEqual(["vmA 1 0"]);
+    expect(recordsOf(got)).toEqual(["vmA 1 0"]);
     expect((await suite.redis.hkeys(KEY)).sort()).toEqual(["vmA", "vmB"]);
   });
 
@@ -47,24 +51,33 @@ describe("records.lua", () => {
     expect(await exchange("d", "d 1 0", 1000, 0)).toHaveLength(1);
   });
 
-  it("leaves out the tags it is told to skip (the caller's siblings), but still deletes them when stale", async () => {
+  it("stores an Envoy's records in one call, each at Redis's time less its age, and returns none of them", async () => {
     await suite.redis.del(KEY);
-    const [now] = await exchange("a", "a 1 0");
-    await exchange("b", "b 1 0");
-    await suite.redis.hset(KEY, "gone", `${Number(now) - 5000} gone 1 0`);
-    const got = (await runScript(suite.redis, "records", [KEY], ["c", "c 1 0", 1000, 64, "b", "gone"])) as string[];
-    expect(got.filter((_, i) => i % 2 === 0 && i > 0)).toEqual(["a 1 0"]);
-    expect((await suite.redis.hkeys(KEY)).sort()).toEqual(["a", "b", "c"]);
-    await expect(runScript(suite.redis, "records", [KEY], ["c", "c 1 0", 1000, 64, ...Array.from({ length: 65 }, (_, i) => `s${i}`)])).rejects.toThrow(/at most 64 tags/);
+    await exchange("other", "other 1 0");
+    const got = (await runScript(suite.redis, "records", [KEY], [1000, 64, 2, "a", 0, "a 5 0", "b", 40, "b 1 0\nh1 1 2 3 4 5 6 7"])) as string[];
+    expect(recordsOf(got)).toEqual(["other 1 0"]);
+    const now = Number(got[0]);
+    expect(await suite.redis.hget(KEY, "a")).toBe(`${now} a 5 0`);
+    expect(await suite.redis.hget(KEY, "b")).toBe(`${now - 40} b 1 0\nh1 1 2 3 4 5 6 7`);
+    // The other gateway's next call gets both, b with its age.
+    const theirs = await exchange("other", "other 2 0");
+    expect(theirs.slice(1)).toEqual(expect.arrayContaining([String(now), "a 5 0", String(now - 40)]));
+    expect(recordsOf(theirs).sort()).toEqual(["a 5 0", "b 1 0\nh1 1 2 3 4 5 6 7"]);
   });
 
   it("refuses malformed arguments without writing", async () => {
     await suite.redis.del(KEY);
-    await expect(runScript(suite.redis, "records", [KEY], ["", "x", 1000, 8])).rejects.toThrow(/tag/);
-    await expect(runScript(suite.redis, "records", [KEY], ["t", "x", 0, 8])).rejects.toThrow(/stale_ms/);
-    await expect(runScript(suite.redis, "records", [KEY], ["t", "x", 1000, -1])).rejects.toThrow(/max/);
-    await expect(runScript(suite.redis, "records", [KEY], ["t".repeat(129), "x", 1000, 8])).rejects.toThrow(/tag longer/);
-    await expect(runScript(suite.redis, "records", [KEY], ["t", "x".repeat(1048577), 1000, 8])).rejects.toThrow(/record longer/);
+    const call = (args: (string | number)[]) => runScript(suite.redis, "records", [KEY], args);
+    await expect(call([1000, 8, 1, "", 0, "x"])).rejects.toThrow(/tag must not be empty/);
+    await expect(call([0, 8, 1, "t", 0, "x"])).rejects.toThrow(/stale_ms/);
+    await expect(call([1000, -1, 1, "t", 0, "x"])).rejects.toThrow(/max/);
+    await expect(call([1000, 8, 0])).rejects.toThrow(/n must be/);
+    await expect(call([1000, 8, 65, ...Array.from({ length: 65 }, (_, i) => [`t${i}`, 0, "x"]).flat()])).rejects.toThrow(/n must be <= 64/);
+    await expect(call([1000, 8, 2, "t", 0, "x"])).rejects.toThrow(/expected 2 tag, age_ms, record triples/);
+    await expect(call([1000, 8, 1, "t", 1001, "x"])).rejects.toThrow(/age_ms/);
+    // One bad triple after a good one: nothing written.
+    await expect(call([1000, 8, 2, "t", 0, "x", "t".repeat(129), 0, "x"])).rejects.toThrow(/tag longer/);
+    await expect(call([1000, 8, 1, "t", 0, "x".repeat(1048577)])).rejects.toThrow(/record longer/);
     expect(await suite.redis.exists(KEY)).toBe(0);
   });
 });

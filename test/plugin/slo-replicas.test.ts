@@ -21,13 +21,13 @@ const opened: TestHost[] = [];
 /** A gateway (one Envoy, one worker) on one one-slot pod, its clock `offsetMs` from the first's.
  *  Redis timeout and pick deadline 5 s: under CPU stress a pick fell back (no lease) 3 times in 8
  *  with 500 ms / 50 ms, which says nothing of the exchange. */
-async function gateway(extra: Record<string, unknown>, offsetMs: number): Promise<TestHost> {
+async function gateway(extra: Record<string, unknown>, offsetMs: number, workers = 1): Promise<TestHost> {
   const h = await host({
     configuration: {
       lb_policy: "predicted_latency",
       lb_config: { serviceFQDN: "redis.static", servicePort: 6379, timeout: 5000, pickDeadlineMs: 5000, modelBatchSlots: 1, sloExploration: 0, debugHeader: "x-llmlb-debug", ...extra },
     },
-    redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(1) }, startTimeMs: 1_700_000_000_000 + offsetMs,
+    redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(1) }, startTimeMs: 1_700_000_000_000 + offsetMs, workers,
   });
   opened.push(h);
   await teach(h, LOOSE);
@@ -113,6 +113,48 @@ describe("predicted_latency across gateways (sloShareReplicasMs)", () => {
     expect(Number(w![1])).toBeLessThan(220);
     // Both workers' records are in Redis all the same (other gateways read them).
     expect(Object.keys(await t.client.hgetall(`${NS}:rec`))).toHaveLength(2);
+  });
+
+  it("gateways of two workers: one exchange per Envoy and period, whose reply every worker reads from the shared data", async () => {
+    const a = await gateway({ sloShareReplicasMs: 20 }, 0, 2);
+    const b = await gateway({ sloShareReplicasMs: 20 }, 3_600_000, 2);
+    const theirs = postChat(a, LONG_BODY, LOOSE, 0).s;
+    await a.redisIdle();
+    a.advance(20);
+    start(theirs);
+    await a.redisIdle();
+    for (let i = 0; i < 2; i++) {
+      a.advance(500);
+      await a.redisIdle();
+    }
+    // B's records in Redis: one per worker, both sent by whichever worker exchanged.
+    expect(Object.keys(await t.client.hgetall(`${NS}:rec`))).toHaveLength(4);
+    b.advance(1000);
+    const sentBefore = b.redisSent.length;
+    const picks = [];
+    for (const vm of [0, 1, 0, 1]) {
+      const { s } = postChat(b, CHAT_BODY, LOOSE, vm);
+      await b.redisIdle();
+      picks.push(s);
+      b.advance(4); // four picks within one period (20 ms)
+    }
+    const exchanges = b.redisSent.slice(sentBefore).filter((c) => c.query.includes("records"));
+    expect(exchanges.map((c) => c.vm)).toEqual([0]); // one for the Envoy, sent by the first to find it due
+    // Worker 1 sent none, yet its first pick counts A's stream by its progress (~1 s of 2 s left,
+    // then worker 0's pending stream).
+    start(picks[1]);
+    const debug = String(picks[1].response.headers["x-llmlb-debug"] ?? "");
+    const w = debug.match(/:wait=([0-9.]+)/);
+    expect(w, debug).not.toBeNull();
+    expect(Number(w![1]), debug).toBeGreaterThan(800);
+    // The next period: again one exchange, by whichever worker's pick finds it due.
+    b.advance(20);
+    const again = b.redisSent.length;
+    for (const vm of [1, 0]) {
+      postChat(b, CHAT_BODY, LOOSE, vm);
+      await b.redisIdle();
+    }
+    expect(b.redisSent.slice(again).filter((c) => c.query.includes("records")).map((c) => c.vm)).toEqual([1]);
   });
 
   it("counts the other replicas' VMs seen in llmlb_slo_replicas_seen, none once the configuration is replaced", async () => {

@@ -148,6 +148,14 @@ export class RecordWriter {
     this.len += digits;
   }
 
+  /** Bytes as they are (another record inside this one, after a line giving its length). */
+  raw(b: ArrayBuffer): void {
+    const n = b.byteLength;
+    this.room(n);
+    memory.copy(this.buf.dataStart + <usize>this.len, changetype<usize>(b), <usize>n);
+    this.len += n;
+  }
+
   /** The record written: a copy of the bytes. */
   bytes(): ArrayBuffer {
     const out = new ArrayBuffer(this.len);

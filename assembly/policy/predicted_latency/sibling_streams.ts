@@ -36,7 +36,7 @@ import { OpenStream, SiblingStream } from "./open_streams";
 import { Pool } from "../../services/lease/pool";
 import { Cursor, RecordWriter } from "./record_bytes";
 import { Stats } from "../../services/stats";
-import { ReplicaRecords } from "./replica_records";
+import { EnvoyRecords, ReplicaRecords } from "./replica_records";
 
 /** Shared-data keys of the records of format 2 (relative times) start with this. */
 const KEY_PREFIX = "llmlb:sib2:";
@@ -252,8 +252,9 @@ export class SiblingStreams {
   private replicasSeen: i32 = -1;
   /** This VM's last record as written (what an exchange with other gateways sends). */
   lastValue: ArrayBuffer | null = null;
-  /** The tags of the sibling records of the last parse (an exchange need not return them). */
-  siblingTags: string[] = [];
+  /** The tags of the sibling records of the last parse (a record also received from Redis is read
+   *  once). */
+  private siblingTags: string[] = [];
 
   /** `enabled` false (sloShareWorkers): nothing published, nothing read. */
   constructor(ns: string, private tag: string, public enabled: bool = true, private pool: Pool | null = null,
@@ -311,6 +312,7 @@ export class SiblingStreams {
     }
     this.readEveryMs = readInterval(bytes);
     const rep = this.replicas;
+    if (rep !== null) rep.read();
     const repVersion = rep !== null ? rep.version : 0;
     let same = cas.length == this.casSeen.length && now - this.oldestMs <= SIB_STALE_MS && repVersion == this.replicasSeen;
     for (let i = 0; same && i < cas.length; i++) if (cas[i] != this.casSeen[i]) same = false;
@@ -370,6 +372,20 @@ export class SiblingStreams {
     this.held = held;
     this.holdingTags = holding;
     this.version++;
+  }
+
+  /** What an exchange with other gateways sends: this VM's last record and each live sibling's,
+   *  read now, each with its age. */
+  envoyRecords(now: f64): EnvoyRecords {
+    const out = new EnvoyRecords();
+    const own = this.lastValue;
+    if (own !== null) addRecord(out, own, now);
+    for (let i = 0; i < MAX_SLOTS; i++) {
+      const cur = host.getSharedData(this.key(i));
+      if (cur.status != host.Status.Ok) break;
+      if (i != this.slot) addRecord(out, cur.value, now);
+    }
+    return out;
   }
 
   /** What the siblings changed on `address` since a count read sent at `sentMs` (netSince). */
@@ -496,6 +512,14 @@ export class SiblingStreams {
     this.lastPublishMs = now;
     this.dirty = false;
   }
+}
+
+/** Adds a record to an exchange's, with its age, unless its head is malformed or it is stale. */
+function addRecord(out: EnvoyRecords, value: ArrayBuffer, now: f64): void {
+  const c = new Cursor(Uint8Array.wrap(value));
+  const tag = c.text();
+  const published = c.num();
+  if (tag.length > 0 && published >= 0 && now - published <= SIB_STALE_MS) out.add(tag, now - published, value);
 }
 
 /** The tag of a record ("" when its head is malformed). */

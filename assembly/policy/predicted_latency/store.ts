@@ -64,17 +64,16 @@ export class PoolModel {
     }
   }
 
-  /** Exchanges this VM's record with the other gateways' VMs (sloShareReplicasMs) when one is due:
-   *  at a pick's start (its reply, first on the connection, comes before the pick's own reads), at
-   *  a publish (a pick's new stream, a first token, an end), or from a tick while the record lists
-   *  anything (the streams' progress, the ends' ageing). */
+  /** Exchanges this Envoy's records with the other gateways' (sloShareReplicasMs) when this VM
+   *  finds the exchange due and claims it: at a pick's start (its reply, first on the connection,
+   *  comes before the pick's own reads), at a publish (a pick's new stream, a first token, an end),
+   *  or from a tick while this VM's record lists anything (the streams' progress, the ends' ageing). */
   exchange(now: f64, fromTick: bool = false): void {
     const sib = this.siblings;
     const rep = sib.replicas;
-    if (rep === null || !rep.due(now) || (fromTick && !sib.listsAny)) return;
+    if (rep === null || (fromTick && !sib.listsAny) || !rep.due(now) || !rep.claim(now)) return;
     this.write(now, true);
-    const value = sib.lastValue;
-    if (value !== null) rep.send(value, now, sib.siblingTags);
+    rep.send(sib.envoyRecords(now), now);
   }
 
   /** This VM's stream `s` ended: off the open streams, into the record's recent ends. */

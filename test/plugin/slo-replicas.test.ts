@@ -6,7 +6,7 @@
 // Redis; each case also runs with the exchange off, where the other gateway is its counts alone.
 import { afterEach, describe, expect, it } from "vitest";
 import { CLUSTER, host, hosts, postChat, CHAT_BODY, useRedisHost } from "./harness.js";
-import type { TestHost } from "../../host-test/facade/index.js";
+import type { TestHost, TestStream } from "../../host-test/facade/index.js";
 import { start, teach } from "./slo-streams.js";
 
 const t = useRedisHost();
@@ -34,15 +34,13 @@ async function gateway(extra: Record<string, unknown>, offsetMs: number, workers
   return h;
 }
 
-/** Gateway A's long stream has been decoding for a while (A's tick sent its record); gateway B then
- *  sends a request to the one pod: its predicted slot wait. (The facade's clocks are manual, Redis's
- *  is not: B takes A's record for as old as it is in real time, a few ms, so it sees the stream's
- *  progress as of A's last exchange.) */
-async function waitBehindOtherGateway(replicasMs: number): Promise<{ wait: number; debug: string }> {
+/** Gateways A and B (clocks an hour apart, `workers` each); A's long stream (worker 0) has been
+ *  decoding for 1 s and A's ticks have exchanged its record. */
+async function twoGateways(replicasMs: number, workers: number): Promise<{ a: TestHost; b: TestHost; theirs: TestStream }> {
   const extra = { sloShareReplicasMs: replicasMs };
-  const a = await gateway(extra, 0);
-  const b = await gateway(extra, 3_600_000);
-  const theirs = postChat(a, LONG_BODY, LOOSE).s;
+  const a = await gateway(extra, 0, workers);
+  const b = await gateway(extra, 3_600_000, workers);
+  const theirs = postChat(a, LONG_BODY, LOOSE, 0).s;
   await a.redisIdle();
   a.advance(20);
   start(theirs);
@@ -53,6 +51,15 @@ async function waitBehindOtherGateway(replicasMs: number): Promise<{ wait: numbe
     a.advance(500);
     await a.redisIdle();
   }
+  return { a, b, theirs };
+}
+
+/** Gateway A's long stream has been decoding for a while (A's tick sent its record); gateway B then
+ *  sends a request to the one pod: its predicted slot wait. (The facade's clocks are manual, Redis's
+ *  is not: B takes A's record for as old as it is in real time, a few ms, so it sees the stream's
+ *  progress as of A's last exchange.) */
+async function waitBehindOtherGateway(replicasMs: number): Promise<{ wait: number; debug: string }> {
+  const { b, theirs } = await twoGateways(replicasMs, 1);
   b.advance(1000);
   const mine = postChat(b, CHAT_BODY, LOOSE).s;
   await b.redisIdle();
@@ -116,17 +123,7 @@ describe("predicted_latency across gateways (sloShareReplicasMs)", () => {
   });
 
   it("gateways of two workers: one exchange per Envoy and period, whose reply every worker reads from the shared data", async () => {
-    const a = await gateway({ sloShareReplicasMs: 20 }, 0, 2);
-    const b = await gateway({ sloShareReplicasMs: 20 }, 3_600_000, 2);
-    const theirs = postChat(a, LONG_BODY, LOOSE, 0).s;
-    await a.redisIdle();
-    a.advance(20);
-    start(theirs);
-    await a.redisIdle();
-    for (let i = 0; i < 2; i++) {
-      a.advance(500);
-      await a.redisIdle();
-    }
+    const { b } = await twoGateways(20, 2);
     // B's records in Redis: one per worker, both sent by whichever worker exchanged.
     expect(Object.keys(await t.client.hgetall(`${NS}:rec`))).toHaveLength(4);
     b.advance(1000);

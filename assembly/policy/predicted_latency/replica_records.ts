@@ -246,10 +246,13 @@ export class ReplicaRecords {
     }
   }
 
-  /** Reads the records another VM of this Envoy received, when they changed since the last. */
-  read(): void {
+  /** Reads the records another VM of this Envoy received, when they changed since the last;
+   *  returns the bytes read (the blob is copied out of the shared data at each call). */
+  read(): i32 {
     const cur = host.getSharedData(this.blobKey);
-    if (cur.status != host.Status.Ok || cur.cas == this.blobCas) return;
+    if (cur.status != host.Status.Ok) return 0;
+    const bytes = cur.value.byteLength;
+    if (cur.cas == this.blobCas) return bytes;
     this.blobCas = cur.cas;
     const values = new Array<ArrayBuffer>(0);
     const at = new Array<f64>(0);
@@ -257,6 +260,7 @@ export class ReplicaRecords {
     const before = this.values.length;
     this.adopt(values, at);
     if (before == 0 && this.values.length > 0) this.lastMs = -1e18;
+    return bytes;
   }
 
   /** Takes records (their publish times on this clock in `at`) as the current ones: each one's tag

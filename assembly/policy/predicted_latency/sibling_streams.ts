@@ -310,9 +310,10 @@ export class SiblingStreams {
       values.push(cur.value);
       if (i != this.slot) bytes += cur.value.byteLength;
     }
-    this.readEveryMs = readInterval(bytes);
     const rep = this.replicas;
-    if (rep !== null) rep.read();
+    // The other gateways' records count in the read's bytes too (the blob is copied at each read).
+    if (rep !== null) bytes += rep.read();
+    this.readEveryMs = readInterval(bytes);
     const repVersion = rep !== null ? rep.version : 0;
     let same = cas.length == this.casSeen.length && now - this.oldestMs <= SIB_STALE_MS && repVersion == this.replicasSeen;
     for (let i = 0; same && i < cas.length; i++) if (cas[i] != this.casSeen[i]) same = false;

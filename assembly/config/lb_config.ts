@@ -157,6 +157,7 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
     }
     const m = parseClusterMetricsSettings(r);
     c.clusterMetrics = m;
+    c.pickDeadlineMs = parsePickDeadline(r);
     const rs = m.globalInflight ? parseRedis(r, policy) : null;
     if (rs !== null) {
       rs.timeoutMs = <u32>m.globalTimeoutMs;
@@ -196,7 +197,7 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
   c.failurePenaltyMs = r.int("failurePenaltySeconds", 10, 0, 3600, "seconds") * 1000;
   c.breakerFailures = r.int("breakerFailures", 3, 1, 1000);
   c.breakerOpenMs = r.int("breakerOpenSeconds", 5, 1, 3600, "seconds") * 1000;
-  c.pickDeadlineMs = r.int("pickDeadlineMs", 50, 1, 60000, "milliseconds");
+  c.pickDeadlineMs = parsePickDeadline(r);
   c.destinationHeader = r.headerName("destinationHeader", "", true);
   c.debugHeader = r.headerName("debugHeader", "", true);
   c.staticHosts = r.hostPortList("staticHosts");
@@ -211,4 +212,9 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
   c.slo = parseSloSettings(r);
   c.queue = parseQueueSettings(r);
   return c;
+}
+
+/** How long a pick waits for its Redis reply (ms), every policy that picks through Redis. */
+function parsePickDeadline(r: ConfigReader): i64 {
+  return r.int("pickDeadlineMs", 50, 1, 60000, "milliseconds");
 }

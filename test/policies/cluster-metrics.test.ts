@@ -2,7 +2,8 @@
 // the cluster header at request headers; LeastBusy spreads open requests; LeastFirstTokenLatency
 // follows the first response chunk; AdaptiveScore avoids a failing service during its cooldown but
 // not after a client error or a client abort; with global_inflight_enabled the counts are leases
-// in Redis shared by two VMs, released when the streams end; Redis failing -> the local pick.
+// in Redis shared by two VMs, released when the streams end; Redis failing or slower than
+// pickDeadlineMs -> the local pick.
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import { TestHost } from "../../host-test/facade/index.js";
@@ -134,6 +135,33 @@ describe("cluster_metrics", () => {
     for (const call of [...h.redisCalls]) call.fail();
     expect([A, B]).toContain(o.s.requestHeaders[TARGET]);
     expect(o.s.forwarded).not.toBeNull();
+  });
+
+  it("global in-flight: a pick Redis does not answer goes on locally after pickDeadlineMs (50 ms unless set)", async () => {
+    for (const [deadline, before, after] of [[undefined, 40, 70], [400, 390, 490]] as const) {
+      h?.close();
+      h = await cmHost({ mode: "AdaptiveScore", service_list: [A, B], global_inflight_enabled: true, serviceFQDN: "redis.static", servicePort: 6379,
+        ...(deadline === undefined ? {} : { pickDeadlineMs: deadline }) }, { redis: "record" });
+      expect(h.configured[0]).toBe(true);
+      const o = open(h);
+      expect(o.action).toBe(1);
+      h.advance(before);
+      expect(o.s.forwarded, `deadline ${deadline}`).toBeNull(); // still waiting for Redis
+      h.advance(after - before);
+      expect(o.s.forwarded, `deadline ${deadline}`).not.toBeNull();
+      expect([A, B]).toContain(o.s.requestHeaders[TARGET]);
+    }
+  });
+
+  it("refuses a pickDeadlineMs out of range, naming the key; cluster_hash has no such key", async () => {
+    h = await cmHost({ pickDeadlineMs: 0 });
+    expect(h.configured[0]).toBe(false);
+    expect(h.logMessages().join("\n")).toContain("lb_config.pickDeadlineMs");
+    h.close();
+    h = await TestHost.create({ wasm: WASM, logLevel: "debug", clusters: { [A]: [{ address: "10.0.1.1:80" }] },
+      configuration: { lb_type: "cluster", lb_policy: "cluster_hash", lb_config: { clusters: [{ name: A, weight: 1 }], pickDeadlineMs: 100 } } });
+    expect(h.configured[0]).toBe(false);
+    expect(h.logMessages().join("\n")).toContain("pickDeadlineMs");
   });
 
   it("refuses a misspelt mode, naming the key", async () => {

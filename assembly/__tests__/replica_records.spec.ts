@@ -5,7 +5,7 @@
 // test/plugin/slo-replicas.test.ts.)
 import { SiblingStream } from "../policy/predicted_latency/open_streams";
 import { parseRecord, SIB_STALE_MS, SiblingHolds } from "../policy/predicted_latency/sibling_streams";
-import { BYTES_PER_MS, DISCOVERY_MS, EnvoyRecords, exchangeInterval, MAX_STORE, parseBlob, ReplicaRecords } from "../policy/predicted_latency/replica_records";
+import { BYTES_PER_MS, DISCOVERY_MS, EnvoyRecords, exchangeInterval, MAX_INTERVAL_MS, MAX_STORE, parseBlob, ReplicaRecords } from "../policy/predicted_latency/replica_records";
 import { parseResp, RespValue } from "../redis/resp";
 import { Pool } from "../services/lease/pool";
 import { LbConfig } from "../config/lb_config";
@@ -96,6 +96,7 @@ describe("ReplicaRecords", () => {
     expect(exchangeInterval(20, 2000, 2)).toBe(20.0);
     expect(exchangeInterval(20, BYTES_PER_MS * 300, 7)).toBe(300.0);
     expect(exchangeInterval(1000, 100, 0)).toBe(1000.0);
+    expect(exchangeInterval(20, BYTES_PER_MS * 1e6, 7)).toBe(MAX_INTERVAL_MS);
   });
 
   it("a first reply showing another gateway makes an exchange due at once (this VM's record was its head alone)", () => {

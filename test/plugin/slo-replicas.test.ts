@@ -154,6 +154,22 @@ describe("predicted_latency across gateways (sloShareReplicasMs)", () => {
     expect(b.redisSent.slice(again).filter((c) => c.query.includes("records")).map((c) => c.vm)).toEqual([1]);
   });
 
+  it("a claim of the Envoy's exchange holds until its time, unless it is past any period (a clock that jumped back)", async () => {
+    const a = await gateway({ sloShareReplicasMs: 20 }, 0);
+    const claim = `llmlb:rxc:${NS}`;
+    const exchangesAfter = async (claimAt: number): Promise<number> => {
+      a.advance(1000); // past any interval of the exchanges so far
+      await a.redisIdle(); // a tick's exchange answered (its reply sets the claim's time)
+      a.plugin.sharedData.set("", claim, Buffer.from(String(claimAt)), 0);
+      const before = a.redisSent.length;
+      postChat(a, CHAT_BODY, LOOSE);
+      await a.redisIdle();
+      return a.redisSent.slice(before).filter((c) => c.query.includes("records")).length;
+    };
+    expect(await exchangesAfter(a.now + 1000 + 30_000)).toBe(0); // another worker's claim, or a long interval
+    expect(await exchangesAfter(a.now + 1000 + 3_600_000)).toBe(1); // an hour ahead: a clock that went back
+  });
+
   it("counts the other replicas' VMs seen in llmlb_slo_replicas_seen, none once the configuration is replaced", async () => {
     const a = await gateway({ sloShareReplicasMs: 20 }, 0);
     const b = await gateway({ sloShareReplicasMs: 20 }, 3_600_000);

@@ -49,10 +49,14 @@ export const DISCOVERY_MS: f64 = 500;
  *  gain fades). */
 export const BYTES_PER_MS: f64 = 1024;
 
+/** The longest the byte bound spaces two exchanges (ms): a claim further away than this and the
+ *  claim's hold is a clock that jumped back, and does not hold. */
+export const MAX_INTERVAL_MS: f64 = 60000;
+
 /** The ms until the next exchange after one that moved `bytes` and returned `others` records. */
 export function exchangeInterval(everyMs: f64, bytes: f64, others: i32): f64 {
   if (others == 0) return max(everyMs, DISCOVERY_MS);
-  return max(everyMs, bytes / BYTES_PER_MS);
+  return min(MAX_INTERVAL_MS, max(everyMs, bytes / BYTES_PER_MS));
 }
 
 class ExchangeReply extends RedisReplyHandler {
@@ -138,8 +142,8 @@ export class ReplicaRecords {
     const cur = host.getSharedData(this.claimKey);
     if (cur.status != host.Status.Ok) return true;
     const next = parseFloat(String.UTF8.decode(cur.value));
-    // A claim further away than any period (a clock that jumped back) does not hold.
-    return isNaN(next) || now >= next || next - now > this.holdMs();
+    // A claim further away than any period and hold (a clock that jumped back) does not hold.
+    return isNaN(next) || now >= next || next - now > this.holdMs() + MAX_INTERVAL_MS;
   }
 
   /** How long a claim holds while its call is out: the Redis timeout and its sweep (a VM gone

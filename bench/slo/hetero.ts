@@ -68,6 +68,13 @@ function meets(r: Seen, j: Job): boolean {
   return !j.bestEffort && r.status === 200 && r.ttftMs !== null && r.ttftMs <= j.slo.ttft && (r.tpotMs === null || r.tpotMs <= j.slo.tpot);
 }
 
+/** |predicted - observed| / observed of a served request whose debug header carries
+ *  predicted_latency's prediction (`:ttft=<ms>`); null for any other. */
+function ttftError(r: Seen): number | null {
+  const m = r.debug.match(/:ttft=([0-9.]+)/);
+  return m && r.ttftMs ? Math.abs(Number(m[1]) - r.ttftMs) / r.ttftMs : null;
+}
+
 /**
  * The row of one policy. TTFT prediction error: for every served request whose debug header
  * carries predicted_latency's prediction (`:ttft=<ms>`, the chosen host's predicted TTFT at pick
@@ -78,11 +85,7 @@ function heteroRow(policy: string, jobs: Job[], results: Seen[], seconds: number
   const met = results.filter((r, i) => meets(r, jobs[i])).length;
   // Attainment over the requests with an SLO (best-effort ones have none to meet).
   const withSlo = jobs.filter((j) => !j.bestEffort).length;
-  const errs: number[] = [];
-  for (const r of ok) {
-    const m = r.debug.match(/:ttft=([0-9.]+)/);
-    if (m && r.ttftMs) errs.push(Math.abs(Number(m[1]) - r.ttftMs) / r.ttftMs);
-  }
+  const errs = ok.map(ttftError).filter((e): e is number => e !== null);
   const ttfts = ok.map((r) => r.ttftMs).filter((v): v is number => v !== null);
   const tpots = ok.map((r) => r.tpotMs).filter((v): v is number => v !== null);
   return {
@@ -93,27 +96,31 @@ function heteroRow(policy: string, jobs: Job[], results: Seen[], seconds: number
 }
 
 /** One line of `--by-class`: a request class on one kind of pod, and why its misses missed. */
-export interface ClassRow { cls: string; requests: number; met: number; ttftOnly: number; tpotOnly: number; both: number; failed: number; ttftP90: number }
+export interface ClassRow { cls: string; requests: number; met: number; ttftOnly: number; tpotOnly: number; both: number; failed: number; ttftP90: number; errP90: number | null }
 
 /** Per class and pod kind (fast / slow by HETERO_FLEET.slowPods; the virtual fleet names pod i `pod-<i>`), what was met and what missed which SLO. */
 function byClass(jobs: Job[], results: Seen[]): ClassRow[] {
   const rows = new Map<string, ClassRow>();
   const ttfts = new Map<string, number[]>();
+  const errs = new Map<string, number[]>();
   results.forEach((r, i) => {
     const j = jobs[i];
     const idx = Number(/^pod-(\d+)$/.exec(r.pod ?? "")?.[1] ?? -1);
     const kind = r.pod ? (HETERO_FLEET.slowPods!.includes(idx % HETERO_FLEET.pods) ? "slow" : "fast") : "none";
     const key = `${j.cls} on ${kind}`;
-    const row = rows.get(key) ?? { cls: key, requests: 0, met: 0, ttftOnly: 0, tpotOnly: 0, both: 0, failed: 0, ttftP90: 0 };
+    const row = rows.get(key) ?? { cls: key, requests: 0, met: 0, ttftOnly: 0, tpotOnly: 0, both: 0, failed: 0, ttftP90: 0, errP90: null };
     rows.set(key, row);
     row.requests++;
     if (r.status !== 200 || r.ttftMs === null) { row.failed++; return; }
     (ttfts.get(key) ?? ttfts.set(key, []).get(key)!).push(r.ttftMs);
+    const e = ttftError(r);
+    if (e !== null) (errs.get(key) ?? errs.set(key, []).get(key)!).push(e);
     if (j.bestEffort) { row.met++; return; } // served: a best-effort request has no SLO to miss
     const ttftLate = r.ttftMs > j.slo.ttft, tpotLate = r.tpotMs !== null && r.tpotMs > j.slo.tpot;
     if (ttftLate && tpotLate) row.both++; else if (ttftLate) row.ttftOnly++; else if (tpotLate) row.tpotOnly++; else row.met++;
   });
   for (const [key, v] of ttfts) rows.get(key)!.ttftP90 = pct(v, 0.9);
+  for (const [key, v] of errs) rows.get(key)!.errP90 = pct(v, 0.9);
   return [...rows.values()].sort((a, b) => a.cls.localeCompare(b.cls));
 }
 
@@ -193,9 +200,9 @@ export async function heteroCapacity(rate: number, seconds: number, seed: number
 
 /** `--by-class`: one table per run, printed before the run's row. */
 function classTable(rows: ClassRow[]): void {
-  console.log(`| class on pods | requests | met (best-effort: served) | missed TTFT only | TPOT only | both | failed | TTFT p90 (ms) |`);
-  console.log(`|---|---|---|---|---|---|---|---|`);
-  for (const c of rows) console.log(`| ${c.cls} | ${c.requests} | ${(100 * c.met / c.requests).toFixed(1)}% | ${c.ttftOnly} | ${c.tpotOnly} | ${c.both} | ${c.failed} | ${c.ttftP90.toFixed(1)} |`);
+  console.log(`| class on pods | requests | met (best-effort: served) | missed TTFT only | TPOT only | both | failed | TTFT p90 (ms) | TTFT error p90 |`);
+  console.log(`|---|---|---|---|---|---|---|---|---|`);
+  for (const c of rows) console.log(`| ${c.cls} | ${c.requests} | ${(100 * c.met / c.requests).toFixed(1)}% | ${c.ttftOnly} | ${c.tpotOnly} | ${c.both} | ${c.failed} | ${c.ttftP90.toFixed(1)} | ${c.errP90 === null ? "-" : (100 * c.errP90).toFixed(0) + "%"} |`);
 }
 
 function arg(args: string[], name: string, def: string): string {

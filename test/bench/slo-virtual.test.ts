@@ -55,6 +55,17 @@ describe("slo-hetero in virtual time", () => {
     expect(r.byClass.some((c) => /on fast/.test(c.cls) && c.met > 0)).toBe(true);
     // The interference counter is predicted_latency's: none here; every request (warm-up too) counted.
     expect(r.avoided).toEqual({ picks: heteroJobs(8, 5, 32).length + r.requests, count: 0 });
+    // No prediction, no error, in any class.
+    for (const c of r.byClass) expect(c.errP90).toBeNull();
+  }, 120_000);
+
+  it("--by-class: predicted_latency's TTFT error p90 per class, the overall p90 within their range", async () => {
+    const r = await runHeteroVirtual("predicted_latency", 8, 6, 31, { modelBatchSlots: 4 });
+    const errs = r.byClass.map((c) => c.errP90).filter((e): e is number => e !== null);
+    expect(errs.length).toBeGreaterThan(1);
+    expect(r.predErrP90).not.toBeNull();
+    expect(r.predErrP90!).toBeGreaterThanOrEqual(Math.min(...errs));
+    expect(r.predErrP90!).toBeLessThanOrEqual(Math.max(...errs));
   }, 120_000);
 
   it("--redis-traffic: the plugin's Redis calls and bytes; the records exchange (sloShareReplicasMs) adds to both with 2 gateways", async () => {

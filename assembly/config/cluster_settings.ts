@@ -1,8 +1,8 @@
 // lb_type: cluster policies (cluster_metrics, cluster_hash): their names, and the keys their
 // lb_config may hold (Higress's, plus our debugHeader / enableDetailLog, and cluster_metrics's
-// pickDeadlineMs). The values are read and
-// validated by cluster_metrics_settings.ts and cluster_hash_settings.ts (Higress's own refusals
-// included: cluster_metrics/lb_policy.go 119-210, cluster_hash/lb_policy.go 31-76 at higress 8e4041c9).
+// pickDeadlineMs). The values are read and validated by cluster_metrics_settings.ts and
+// cluster_hash_settings.ts (Higress's own refusals included: cluster_metrics/lb_policy.go 119-210,
+// cluster_hash/lb_policy.go 31-76 at higress 8e4041c9).
 import { ConfigReader } from "./reader";
 import { checkKeys, HIGRESS_CLUSTER_HASH_KEYS, HIGRESS_CLUSTER_METRICS_KEYS } from "./higress_keys";
 

@@ -68,11 +68,17 @@ function meets(r: Seen, j: Job): boolean {
   return !j.bestEffort && r.status === 200 && r.ttftMs !== null && r.ttftMs <= j.slo.ttft && (r.tpotMs === null || r.tpotMs <= j.slo.tpot);
 }
 
-/** |predicted - observed| / observed of a served request whose debug header carries
- *  predicted_latency's prediction (`:ttft=<ms>`); null for any other. */
-function ttftError(r: Seen): number | null {
+/** |predicted - observed| (ms) of a served request whose debug header carries predicted_latency's
+ *  prediction (`:ttft=<ms>`); null for any other. */
+function ttftMiss(r: Seen): number | null {
   const m = r.debug.match(/:ttft=([0-9.]+)/);
-  return m && r.ttftMs ? Math.abs(Number(m[1]) - r.ttftMs) / r.ttftMs : null;
+  return m && r.ttftMs ? Math.abs(Number(m[1]) - r.ttftMs) : null;
+}
+
+/** The same relative to the observed TTFT. */
+function ttftError(r: Seen): number | null {
+  const miss = ttftMiss(r);
+  return miss === null ? null : miss / r.ttftMs!;
 }
 
 /**
@@ -96,31 +102,35 @@ function heteroRow(policy: string, jobs: Job[], results: Seen[], seconds: number
 }
 
 /** One line of `--by-class`: a request class on one kind of pod, and why its misses missed. */
-export interface ClassRow { cls: string; requests: number; met: number; ttftOnly: number; tpotOnly: number; both: number; failed: number; ttftP90: number; errP90: number | null }
+export interface ClassRow { cls: string; requests: number; met: number; ttftOnly: number; tpotOnly: number; both: number; failed: number; ttftP90: number; errP90: number | null; missP90Ms: number | null }
 
 /** Per class and pod kind (fast / slow by HETERO_FLEET.slowPods; the virtual fleet names pod i `pod-<i>`), what was met and what missed which SLO. */
 function byClass(jobs: Job[], results: Seen[]): ClassRow[] {
   const rows = new Map<string, ClassRow>();
   const ttfts = new Map<string, number[]>();
   const errs = new Map<string, number[]>();
+  const misses = new Map<string, number[]>();
   results.forEach((r, i) => {
     const j = jobs[i];
     const idx = Number(/^pod-(\d+)$/.exec(r.pod ?? "")?.[1] ?? -1);
     const kind = r.pod ? (HETERO_FLEET.slowPods!.includes(idx % HETERO_FLEET.pods) ? "slow" : "fast") : "none";
     const key = `${j.cls} on ${kind}`;
-    const row = rows.get(key) ?? { cls: key, requests: 0, met: 0, ttftOnly: 0, tpotOnly: 0, both: 0, failed: 0, ttftP90: 0, errP90: null };
+    const row = rows.get(key) ?? { cls: key, requests: 0, met: 0, ttftOnly: 0, tpotOnly: 0, both: 0, failed: 0, ttftP90: 0, errP90: null, missP90Ms: null };
     rows.set(key, row);
     row.requests++;
     if (r.status !== 200 || r.ttftMs === null) { row.failed++; return; }
     (ttfts.get(key) ?? ttfts.set(key, []).get(key)!).push(r.ttftMs);
     const e = ttftError(r);
     if (e !== null) (errs.get(key) ?? errs.set(key, []).get(key)!).push(e);
+    const miss = ttftMiss(r);
+    if (miss !== null) (misses.get(key) ?? misses.set(key, []).get(key)!).push(miss);
     if (j.bestEffort) { row.met++; return; } // served: a best-effort request has no SLO to miss
     const ttftLate = r.ttftMs > j.slo.ttft, tpotLate = r.tpotMs !== null && r.tpotMs > j.slo.tpot;
     if (ttftLate && tpotLate) row.both++; else if (ttftLate) row.ttftOnly++; else if (tpotLate) row.tpotOnly++; else row.met++;
   });
   for (const [key, v] of ttfts) rows.get(key)!.ttftP90 = pct(v, 0.9);
   for (const [key, v] of errs) rows.get(key)!.errP90 = pct(v, 0.9);
+  for (const [key, v] of misses) rows.get(key)!.missP90Ms = pct(v, 0.9);
   return [...rows.values()].sort((a, b) => a.cls.localeCompare(b.cls));
 }
 
@@ -200,9 +210,9 @@ export async function heteroCapacity(rate: number, seconds: number, seed: number
 
 /** `--by-class`: one table per run, printed before the run's row. */
 function classTable(rows: ClassRow[]): void {
-  console.log(`| class on pods | requests | met (best-effort: served) | missed TTFT only | TPOT only | both | failed | TTFT p90 (ms) | TTFT error p90 |`);
-  console.log(`|---|---|---|---|---|---|---|---|---|`);
-  for (const c of rows) console.log(`| ${c.cls} | ${c.requests} | ${(100 * c.met / c.requests).toFixed(1)}% | ${c.ttftOnly} | ${c.tpotOnly} | ${c.both} | ${c.failed} | ${c.ttftP90.toFixed(1)} | ${c.errP90 === null ? "-" : (100 * c.errP90).toFixed(0) + "%"} |`);
+  console.log(`| class on pods | requests | met (best-effort: served) | missed TTFT only | TPOT only | both | failed | TTFT p90 (ms) | TTFT error p90 | in ms |`);
+  console.log(`|---|---|---|---|---|---|---|---|---|---|`);
+  for (const c of rows) console.log(`| ${c.cls} | ${c.requests} | ${(100 * c.met / c.requests).toFixed(1)}% | ${c.ttftOnly} | ${c.tpotOnly} | ${c.both} | ${c.failed} | ${c.ttftP90.toFixed(1)} | ${c.errP90 === null ? "-" : (100 * c.errP90).toFixed(0) + "%"} | ${c.missP90Ms === null ? "-" : c.missP90Ms.toFixed(1)} |`);
 }
 
 function arg(args: string[], name: string, def: string): string {

@@ -56,7 +56,7 @@ describe("slo-hetero in virtual time", () => {
     // The interference counter is predicted_latency's: none here; every request (warm-up too) counted.
     expect(r.avoided).toEqual({ picks: heteroJobs(8, 5, 32).length + r.requests, count: 0 });
     // No prediction, no error, in any class.
-    for (const c of r.byClass) expect(c.errP90).toBeNull();
+    for (const c of r.byClass) { expect(c.errP90).toBeNull(); expect(c.missP90Ms).toBeNull(); }
   }, 120_000);
 
   it("--by-class: predicted_latency's TTFT error p90 per class, the overall p90 within their range", async () => {
@@ -66,6 +66,11 @@ describe("slo-hetero in virtual time", () => {
     expect(r.predErrP90).not.toBeNull();
     expect(r.predErrP90!).toBeGreaterThanOrEqual(Math.min(...errs));
     expect(r.predErrP90!).toBeLessThanOrEqual(Math.max(...errs));
+    // The same misses in ms, wherever there is a prediction.
+    for (const c of r.byClass) {
+      if (c.errP90 === null) continue;
+      expect(c.missP90Ms).toBeGreaterThan(0);
+    }
   }, 120_000);
 
   it("--redis-traffic: the plugin's Redis calls and bytes; the records exchange (sloShareReplicasMs) adds to both with 2 gateways", async () => {

@@ -96,6 +96,24 @@ export class Cursor {
   }
 }
 
+/** A record's head: its writer's tag and when it was published (its clock), read without the
+ *  rest; "" and -1 when the head is malformed. */
+export class RecordHead {
+  readonly tag: string;
+  readonly published: f64;
+
+  constructor(value: ArrayBuffer) {
+    const c = new Cursor(Uint8Array.wrap(value));
+    const tag = c.text();
+    const published = c.num();
+    const ok = tag.length > 0 && published >= 0;
+    this.tag = ok ? tag : "";
+    this.published = ok ? published : -1;
+  }
+
+  get ok(): bool { return this.tag.length > 0; }
+}
+
 /** Writes a record's lines into a buffer reused from one record to the next. */
 export class RecordWriter {
   private buf: Uint8Array = new Uint8Array(4096);

@@ -27,7 +27,7 @@ import { Stats } from "../../services/stats";
 import * as gen from "../../generated/lua";
 import { ScriptText } from "../../services/lease/lua_text";
 import { LUA_LIBRARY } from "../../services/lease/scripts";
-import { Cursor, RecordWriter } from "./record_bytes";
+import { Cursor, RecordHead, RecordWriter } from "./record_bytes";
 
 export const RECORDS_SCRIPT = new LuaScript("records", new ScriptText("records", gen.RECORDS_DEFS), gen.RECORDS_SHA, LUA_LIBRARY);
 
@@ -274,13 +274,11 @@ export class ReplicaRecords {
     const tags = new Array<string>(0);
     const shifts = new Array<f64>(0);
     for (let i = 0; i < values.length; i++) {
-      const c = new Cursor(Uint8Array.wrap(values[i]));
-      const tag = c.text();
-      const published = c.num();
-      if (tag.length == 0 || published < 0 || tag == this.tag) continue;
+      const h = new RecordHead(values[i]);
+      if (!h.ok || h.tag == this.tag) continue;
       kept.push(values[i]);
-      tags.push(tag);
-      shifts.push(at[i] - published);
+      tags.push(h.tag);
+      shifts.push(at[i] - h.published);
     }
     if (this.values.length == 0 && kept.length > 0) this.appeared = true;
     this.values = kept;

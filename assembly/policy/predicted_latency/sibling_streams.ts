@@ -34,7 +34,7 @@
 import * as host from "../../host/calls";
 import { OpenStream, SiblingStream } from "./open_streams";
 import { Pool } from "../../services/lease/pool";
-import { Cursor, RecordWriter } from "./record_bytes";
+import { Cursor, RecordHead, RecordWriter } from "./record_bytes";
 import { Stats } from "../../services/stats";
 import { EnvoyRecords, ReplicaRecords } from "./replica_records";
 
@@ -351,8 +351,8 @@ export class SiblingStreams {
       local.length = 0;
       for (let i = 0; i < values.length; i++) {
         if (i == this.slot) continue;
-        const t = recordTag(values[i]);
-        if (t.length > 0) local.push(t);
+        const h = new RecordHead(values[i]);
+        if (h.ok) local.push(h.tag);
       }
       for (let j = 0; j < rep.values.length; j++) {
         if (local.includes(rep.tags[j])) continue;
@@ -486,7 +486,7 @@ export class SiblingStreams {
       const key = this.key(this.slot);
       const cur = host.getSharedData(key);
       // Still ours (another VM took the slot only if it saw our record stale): overwrite it.
-      if (cur.status == host.Status.Ok && recordTag(cur.value) == this.tag
+      if (cur.status == host.Status.Ok && new RecordHead(cur.value).tag == this.tag
         && host.setSharedData(key, value, cur.cas) == host.Status.Ok) {
         this.done(now);
         return;
@@ -517,24 +517,12 @@ export class SiblingStreams {
 
 /** Adds a record to an exchange's, with its age, unless its head is malformed or it is stale. */
 function addRecord(out: EnvoyRecords, value: ArrayBuffer, now: f64): void {
-  const c = new Cursor(Uint8Array.wrap(value));
-  const tag = c.text();
-  const published = c.num();
-  if (tag.length > 0 && published >= 0 && now - published <= SIB_STALE_MS) out.add(tag, now - published, value);
-}
-
-/** The tag of a record ("" when its head is malformed). */
-function recordTag(value: ArrayBuffer): string {
-  const c = new Cursor(Uint8Array.wrap(value));
-  const tag = c.text();
-  return c.num() >= 0 ? tag : "";
+  const h = new RecordHead(value);
+  if (h.ok && now - h.published <= SIB_STALE_MS) out.add(h.tag, now - h.published, value);
 }
 
 /** Whether a slot's record may be taken: this VM's, malformed or stale. */
 function claimable(value: ArrayBuffer, tag: string, now: f64): bool {
-  const c = new Cursor(Uint8Array.wrap(value));
-  const owner = c.text();
-  const published = c.num();
-  if (owner.length == 0 || published < 0 || owner == tag) return true;
-  return now - published > SIB_STALE_MS;
+  const h = new RecordHead(value);
+  return !h.ok || h.tag == tag || now - h.published > SIB_STALE_MS;
 }

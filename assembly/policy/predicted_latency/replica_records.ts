@@ -223,17 +223,11 @@ export class ReplicaRecords {
       // the send and now (as the client's clock probe assumes).
       at.push(Math.round((sentMs + now) / 2 - (redisNow - stored)));
     }
-    const before = this.values.length;
-    this.adopt(values, at);
+    const appeared = this.adopt(values, at);
     this.intervalMs = exchangeInterval(this.everyMs, bytes, this.values.length);
     // Another gateway showed where none did: the next exchange at once (this Envoy's records list
     // their streams from now on), else one interval after this one.
-    if (before == 0 && this.values.length > 0) {
-      this.lastMs = -1e18;
-      this.release(now);
-    } else {
-      this.release(sentMs + this.intervalMs);
-    }
+    this.release(appeared ? now : sentMs + this.intervalMs);
     // The Envoy's other VMs read the records at their next refresh.
     const w = this.writer;
     w.reset();
@@ -261,15 +255,14 @@ export class ReplicaRecords {
     const values = new Array<ArrayBuffer>(0);
     const at = new Array<f64>(0);
     parseBlob(cur.value, values, at);
-    const before = this.values.length;
     this.adopt(values, at);
-    if (before == 0 && this.values.length > 0) this.lastMs = -1e18;
     return bytes;
   }
 
   /** Takes records (their publish times on this clock in `at`) as the current ones: each one's tag
-   *  and shift from its head (a malformed head: skipped). */
-  private adopt(values: ArrayBuffer[], at: f64[]): void {
+   *  and shift from its head (a malformed head: skipped). Returns whether they show another
+   *  gateway's VM where the last ones showed none (`appeared`: this VM's own period restarts). */
+  private adopt(values: ArrayBuffer[], at: f64[]): bool {
     const kept = new Array<ArrayBuffer>(0);
     const tags = new Array<string>(0);
     const shifts = new Array<f64>(0);
@@ -280,11 +273,16 @@ export class ReplicaRecords {
       tags.push(h.tag);
       shifts.push(at[i] - h.published);
     }
-    if (this.values.length == 0 && kept.length > 0) this.appeared = true;
+    const appeared = this.values.length == 0 && kept.length > 0;
+    if (appeared) {
+      this.appeared = true;
+      this.lastMs = -1e18;
+    }
     this.values = kept;
     this.tags = tags;
     this.shifts = shifts;
     this.count(kept.length);
     this.version++;
+    return appeared;
   }
 }

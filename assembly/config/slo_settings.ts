@@ -4,7 +4,7 @@ import { ConfigReader } from "./reader";
 export const SLO_KEYS: string[] = ["sloTtftMs", "sloTpotMs", "sloTtftHeader", "sloTpotHeader", "sloPick",
   "sloExploration", "modelDecay", "modelRidge", "modelRefreshMs", "expectedOutputTokens", "modelBatchSlots", "sloQueueMargin", "sloHoldMs", "sloHoldMax", "sloShareWorkers", "sloInterference", "sloShareReplicasMs"];
 
-/** The least period of the gateways' record exchange (ms): a Redis call per VM and pool at most this often. */
+/** The least period of the gateways' record exchange (ms): a Redis call per Envoy and pool at most this often. */
 export const MIN_REPLICAS_MS: i64 = 5;
 
 export const SLO_PICK_BEST_FIT = "best_fit";
@@ -41,9 +41,9 @@ export class SloSettings {
    *  this request's prefill would make the fewest open streams of this Envoy (this VM's and its
    *  sibling workers') miss their TPOT SLO. */
   interference: bool = true;
-  /** Every this many ms (0: never) a VM exchanges its record of a pool's open streams, recent ends
-   *  and held requests with every other gateway's VMs through Redis (records.lua), so other
-   *  gateways' streams are known as a sibling worker's are, not only as counts. */
+  /** Every this many ms (0: never) an Envoy exchanges its VMs' records of a pool's open streams,
+   *  recent ends and held requests with every other gateway's through Redis (records.lua), so
+   *  other gateways' streams are known as a sibling worker's are, not only as counts. */
   replicasMs: i64 = 0;
 }
 

@@ -142,8 +142,9 @@ export class Stats extends RedisObserver {
   /** A pool's record of this VM started (+1) or stopped (-1) seeing another worker's record
    *  (sloShareWorkers): the gauge is the worker VMs that share, per pool. */
   sloSharing(delta: i64): void { host.incrementMetric(this.sloWorkersSharing, delta); }
-  /** The other gateways' VMs a pool's last records exchange of this VM returned changed by `delta`
-   *  (sloShareReplicasMs): the gauge sums them over the pools and VMs of this Envoy. */
+  /** The other gateways' VMs whose records this VM read last for a pool (from its Envoy's last
+   *  exchange) changed by `delta` (sloShareReplicasMs): the gauge sums them over the pools and VMs
+   *  of this Envoy. */
   sloReplicas(delta: i64): void { host.incrementMetric(this.sloReplicasSeen, delta); }
   /** A held request stopped waiting, however (sent, shed, gone, new configuration). */
   sloHoldEnded(heldMs: f64): void {

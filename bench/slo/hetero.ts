@@ -107,9 +107,8 @@ export interface ClassRow { cls: string; requests: number; met: number; ttftOnly
 /** Per class and pod kind (fast / slow by HETERO_FLEET.slowPods; the virtual fleet names pod i `pod-<i>`), what was met and what missed which SLO. */
 function byClass(jobs: Job[], results: Seen[]): ClassRow[] {
   const rows = new Map<string, ClassRow>();
-  const ttfts = new Map<string, number[]>();
-  const errs = new Map<string, number[]>();
-  const misses = new Map<string, number[]>();
+  // Per class: the served requests' TTFTs, and predicted_latency's errors (relative and in ms).
+  const samples = new Map<string, { ttft: number[]; err: number[]; miss: number[] }>();
   results.forEach((r, i) => {
     const j = jobs[i];
     const idx = Number(/^pod-(\d+)$/.exec(r.pod ?? "")?.[1] ?? -1);
@@ -119,18 +118,19 @@ function byClass(jobs: Job[], results: Seen[]): ClassRow[] {
     rows.set(key, row);
     row.requests++;
     if (r.status !== 200 || r.ttftMs === null) { row.failed++; return; }
-    (ttfts.get(key) ?? ttfts.set(key, []).get(key)!).push(r.ttftMs);
-    const e = ttftError(r);
-    if (e !== null) (errs.get(key) ?? errs.set(key, []).get(key)!).push(e);
+    const sm = samples.get(key) ?? samples.set(key, { ttft: [], err: [], miss: [] }).get(key)!;
+    sm.ttft.push(r.ttftMs);
     const miss = ttftMiss(r);
-    if (miss !== null) (misses.get(key) ?? misses.set(key, []).get(key)!).push(miss);
+    if (miss !== null) { sm.miss.push(miss); sm.err.push(miss / r.ttftMs); }
     if (j.bestEffort) { row.met++; return; } // served: a best-effort request has no SLO to miss
     const ttftLate = r.ttftMs > j.slo.ttft, tpotLate = r.tpotMs !== null && r.tpotMs > j.slo.tpot;
     if (ttftLate && tpotLate) row.both++; else if (ttftLate) row.ttftOnly++; else if (tpotLate) row.tpotOnly++; else row.met++;
   });
-  for (const [key, v] of ttfts) rows.get(key)!.ttftP90 = pct(v, 0.9);
-  for (const [key, v] of errs) rows.get(key)!.errP90 = pct(v, 0.9);
-  for (const [key, v] of misses) rows.get(key)!.missP90Ms = pct(v, 0.9);
+  for (const [key, v] of samples) {
+    const row = rows.get(key)!;
+    row.ttftP90 = pct(v.ttft, 0.9);
+    if (v.err.length > 0) { row.errP90 = pct(v.err, 0.9); row.missP90Ms = pct(v.miss, 0.9); }
+  }
   return [...rows.values()].sort((a, b) => a.cls.localeCompare(b.cls));
 }
 
@@ -158,7 +158,7 @@ function withSlots(fleet: SloFleet, slots: number | undefined): SloFleet {
 }
 
 /** Virtual time: the warm-up jobs, then the measured ones right after (one continuous arrival stream). */
-export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds: number, seed: number, lbConfig?: Record<string, unknown>, layout: HeteroLayout = {}): Promise<HeteroRow & { wallMs: number; byClass: ClassRow[]; avoided: { picks: number; count: number }; redis: RedisTraffic | null; picks: number }> {
+export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds: number, seed: number, lbConfig?: Record<string, unknown>, layout: HeteroLayout = {}): Promise<HeteroRow & { wallMs: number; byClass: ClassRow[]; avoided: { picks: number; count: number }; redis: RedisTraffic | null }> {
   const { tightOnFast = false, slots, slos = HETERO_SLOS, bestEffort = 0, ...shape } = layout;
   const keep = (j: Job) => !tightOnFast || j.cls.endsWith("/tight");
   const warm = heteroJobs(rate, WARM_SECONDS, seed + 1, slos, bestEffort).filter(keep);
@@ -172,7 +172,7 @@ export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds
     const t = clientTimes(o, run.starts[warm.length + i]);
     return { status: o.status, ttftMs: t.ttft, tpotMs: t.tpot, debug: o.debug, pod: o.pod };
   });
-  return { ...heteroRow(policy, jobs, seen, seconds), wallMs: run.wallMs, byClass: byClass(jobs, seen), avoided: { picks: all.length, count: run.interferenceAvoided }, redis: run.redisTraffic, picks: all.length };
+  return { ...heteroRow(policy, jobs, seen, seconds), wallMs: run.wallMs, byClass: byClass(jobs, seen), avoided: { picks: all.length, count: run.interferenceAvoided }, redis: run.redisTraffic };
 }
 
 /** Wall clock through the real local gateway (the validation path; a loaded machine inflates it). */
@@ -266,7 +266,7 @@ export async function heteroMain(args: string[]): Promise<void> {
   for (const seed of wall ? [11] : seeds) {
     for (const p of policies) {
       const cfg = p.startsWith("predicted_latency") ? sloConfig : undefined;
-      const r: HeteroRow & { byClass?: ClassRow[]; avoided?: { picks: number; count: number }; redis?: RedisTraffic | null; picks?: number } = wall ? await runHetero(p, rate, seconds, seed, cfg, workers) : await runHeteroVirtual(p, rate, seconds, seed, cfg, { tokenChunks, gateways, workers, tightOnFast, replicaShareMs, slots, slos, bestEffort });
+      const r: HeteroRow & { byClass?: ClassRow[]; avoided?: { picks: number; count: number }; redis?: RedisTraffic | null } = wall ? await runHetero(p, rate, seconds, seed, cfg, workers) : await runHeteroVirtual(p, rate, seconds, seed, cfg, { tokenChunks, gateways, workers, tightOnFast, replicaShareMs, slots, slos, bestEffort });
       const f = (v: number) => v.toFixed(1);
       // --by-class (virtual time): per class and pod kind, what was met and which SLO the misses missed.
       if (args.includes("--by-class") && r.byClass) classTable(r.byClass);
@@ -274,8 +274,8 @@ export async function heteroMain(args: string[]): Promise<void> {
         console.log(`(llmlb_slo_interference_avoided_total: ${r.avoided.count} of ${r.avoided.picks} requests, warm-up included)`);
       }
       // --redis-traffic (virtual time): what the plugin sent to Redis and got back, per request.
-      if (args.includes("--redis-traffic") && r.redis && r.picks) {
-        const per = (v: number) => (v / r.picks!).toFixed(1);
+      if (args.includes("--redis-traffic") && r.redis && r.avoided) {
+        const per = (v: number) => (v / r.avoided!.picks).toFixed(1);
         console.log(`(Redis, warm-up included: ${per(r.redis.calls)} calls, ${per(r.redis.sent / 1024)} KiB sent, ${per(r.redis.received / 1024)} KiB received per request)`);
       }
       console.log(`| ${r.policy} | ${seed} | ${r.requests} | ${r.failed} | ${(r.attainment * 100).toFixed(1)}% | ${r.goodput.toFixed(2)} | ${f(r.ttftP50)} / ${f(r.ttftP90)} | ${f(r.tpotP50)} / ${f(r.tpotP90)} | ${r.predErrP90 === null ? "-" : (r.predErrP50! * 100).toFixed(0) + "% / " + (r.predErrP90 * 100).toFixed(0) + "%"} |`);

@@ -6,7 +6,7 @@
 // Compared: predicted_latency, endpoint_metrics (utilization scoring), prefix_cache.
 // Reports SLO attainment, goodput, TTFT/TPOT p50/p90 and predicted_latency's TTFT prediction error.
 // Run: npm run bench -- slo-hetero [--rate R] [--seconds S] [--seeds 11,12] [--policies a,b]
-// [--slo-config JSON] [--find-capacity] [--two-chunk-body] [--gateways G] [--workers W] [--replica-share-ms D] [--slots N] [--tight-slo T/P] [--loose-slo T/P] [--tight-on-fast] [--by-class] [--best-effort F] [--redis-traffic] [--wall]. Virtual time by default (simulated ms, seeded);
+// [--slo-config JSON] [--find-capacity] [--two-chunk-body] [--gateways G] [--workers W] [--replica-share-ms D] [--slots N] [--tight-slo T/P] [--loose-slo T/P] [--tight-on-fast] [--by-class] [--best-effort F] [--redis-traffic] [--ttft-bound] [--wall]. Virtual time by default (simulated ms, seeded);
 // --tight-on-fast: a relaxation for the SLO bound: only the tight half, on the 2 fast pods alone.
 // --wall: the real local gateway, wall ms = simulated ms (timeScale 1), seed 11 only.
 import http from "node:http";
@@ -15,6 +15,7 @@ import { randomWords } from "../workloads/text.js";
 import { startTopology } from "../topology.js";
 import type { PolicyName } from "../policies.js";
 import { pct, sloRequest } from "./client.js";
+import { boundFleet, ttftBoundRows, type BoundRow } from "./ttft-bound.js";
 import { clientTimes, runSloJobs, saturatedThroughput, type SloFleet, type SloRunOptions, type RedisTraffic } from "./virtual-run.js";
 
 export const HETERO_TOPOLOGY = {
@@ -149,8 +150,8 @@ const WARM_SECONDS = 5;
 const FAST_PODS: SloFleet = { ...HETERO_FLEET, pods: 2, slowPods: [] };
 
 /** How a virtual run is laid out (SloRunOptions'), and `tightOnFast`: only the tight jobs, on
- *  FAST_PODS (no loose request takes a fast pod). */
-export type HeteroLayout = Pick<SloRunOptions, "tokenChunks" | "gateways" | "workers" | "replicaShareMs"> & { tightOnFast?: boolean; slots?: number; slos?: typeof HETERO_SLOS; bestEffort?: number };
+ *  FAST_PODS (no loose request takes a fast pod); `ttftBound`: the run replayed by ttft-bound.ts. */
+export type HeteroLayout = Pick<SloRunOptions, "tokenChunks" | "gateways" | "workers" | "replicaShareMs"> & { tightOnFast?: boolean; slots?: number; slos?: typeof HETERO_SLOS; bestEffort?: number; ttftBound?: boolean };
 
 /** The fleet with `slots` batch slots per engine (HETERO_FLEET's 4 by default). */
 function withSlots(fleet: SloFleet, slots: number | undefined): SloFleet {
@@ -158,21 +159,23 @@ function withSlots(fleet: SloFleet, slots: number | undefined): SloFleet {
 }
 
 /** Virtual time: the warm-up jobs, then the measured ones right after (one continuous arrival stream). */
-export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds: number, seed: number, lbConfig?: Record<string, unknown>, layout: HeteroLayout = {}): Promise<HeteroRow & { wallMs: number; byClass: ClassRow[]; avoided: { picks: number; count: number }; redis: RedisTraffic | null }> {
-  const { tightOnFast = false, slots, slos = HETERO_SLOS, bestEffort = 0, ...shape } = layout;
+export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds: number, seed: number, lbConfig?: Record<string, unknown>, layout: HeteroLayout = {}): Promise<HeteroRow & { wallMs: number; byClass: ClassRow[]; avoided: { picks: number; count: number }; redis: RedisTraffic | null; bound: BoundRow[] | null }> {
+  const { tightOnFast = false, slots, slos = HETERO_SLOS, bestEffort = 0, ttftBound = false, ...shape } = layout;
   const keep = (j: Job) => !tightOnFast || j.cls.endsWith("/tight");
   const warm = heteroJobs(rate, WARM_SECONDS, seed + 1, slos, bestEffort).filter(keep);
   const jobs = heteroJobs(rate, seconds, seed, slos, bestEffort).filter(keep).map((j) => ({ ...j, at: j.at + WARM_SECONDS * 1000 }));
   const all = [...warm, ...jobs];
+  const fleet = withSlots(tightOnFast ? FAST_PODS : HETERO_FLEET, slots);
   const run = await runSloJobs({
-    ...shape, policy, lbConfig, seed, fleet: withSlots(tightOnFast ? FAST_PODS : HETERO_FLEET, slots),
+    ...shape, policy, lbConfig, seed, fleet,
     jobs: all.map((j) => ({ at: j.at, prompt: j.prompt, maxTokens: j.maxTokens, headers: sloHeaders(j) })),
   });
   const seen: Seen[] = run.outcomes.slice(warm.length).map((o, i) => {
     const t = clientTimes(o, run.starts[warm.length + i]);
     return { status: o.status, ttftMs: t.ttft, tpotMs: t.tpot, debug: o.debug, pod: o.pod };
   });
-  return { ...heteroRow(policy, jobs, seen, seconds), wallMs: run.wallMs, byClass: byClass(jobs, seen), avoided: { picks: all.length, count: run.interferenceAvoided }, redis: run.redisTraffic };
+  const bound = !ttftBound ? null : ttftBoundRows(run.outcomes.slice(warm.length), run.starts.slice(warm.length), boundFleet(fleet));
+  return { ...heteroRow(policy, jobs, seen, seconds), wallMs: run.wallMs, byClass: byClass(jobs, seen), avoided: { picks: all.length, count: run.interferenceAvoided }, redis: run.redisTraffic, bound };
 }
 
 /** Wall clock through the real local gateway (the validation path; a loaded machine inflates it). */
@@ -215,6 +218,13 @@ function classTable(rows: ClassRow[]): void {
   for (const c of rows) console.log(`| ${c.cls} | ${c.requests} | ${(100 * c.met / c.requests).toFixed(1)}% | ${c.ttftOnly} | ${c.tpotOnly} | ${c.both} | ${c.failed} | ${c.ttftP90.toFixed(1)} | ${c.errP90 === null ? "-" : (100 * c.errP90).toFixed(0) + "%"} | ${c.missP90Ms === null ? "-" : c.missP90Ms.toFixed(1)} |`);
 }
 
+/** `--ttft-bound`: one table per run, printed before the run's row. */
+function boundTable(rows: BoundRow[]): void {
+  console.log(`| TTFT predictor | requests | error p50 / p90 |`);
+  console.log(`|---|---|---|`);
+  for (const b of rows) console.log(`| ${b.predictor} | ${b.requests} | ${(100 * b.p50).toFixed(0)}% / ${(100 * b.p90).toFixed(0)}% |`);
+}
+
 function arg(args: string[], name: string, def: string): string {
   const i = args.indexOf(name);
   return i >= 0 && i + 1 < args.length ? args[i + 1] : def;
@@ -246,6 +256,9 @@ export async function heteroMain(args: string[]): Promise<void> {
   // --best-effort F (virtual time): that share of the requests carries no SLO header (attainment
   // counts the others; --by-class shows the best-effort ones' TTFT).
   const bestEffort = Number(arg(args, "--best-effort", "0"));
+  // --ttft-bound (virtual time): each run's requests replayed through the engine's steps, to see
+  // what TTFT error a predictor with the pick's knowledge could reach (ttft-bound.ts).
+  const ttftBound = args.includes("--ttft-bound");
   if (args.includes("--find-capacity")) {
     for (const seed of arg(args, "--seeds", "11,12").split(",").map(Number)) {
       const cap = await heteroCapacity(Number(arg(args, "--rate", "40")), Number(arg(args, "--seconds", "60")), seed, slots);
@@ -266,13 +279,14 @@ export async function heteroMain(args: string[]): Promise<void> {
   for (const seed of wall ? [11] : seeds) {
     for (const p of policies) {
       const cfg = p.startsWith("predicted_latency") ? sloConfig : undefined;
-      const r: HeteroRow & { byClass?: ClassRow[]; avoided?: { picks: number; count: number }; redis?: RedisTraffic | null } = wall ? await runHetero(p, rate, seconds, seed, cfg, workers) : await runHeteroVirtual(p, rate, seconds, seed, cfg, { tokenChunks, gateways, workers, tightOnFast, replicaShareMs, slots, slos, bestEffort });
+      const r: HeteroRow & { byClass?: ClassRow[]; avoided?: { picks: number; count: number }; redis?: RedisTraffic | null; bound?: BoundRow[] | null } = wall ? await runHetero(p, rate, seconds, seed, cfg, workers) : await runHeteroVirtual(p, rate, seconds, seed, cfg, { tokenChunks, gateways, workers, tightOnFast, replicaShareMs, slots, slos, bestEffort, ttftBound });
       const f = (v: number) => v.toFixed(1);
       // --by-class (virtual time): per class and pod kind, what was met and which SLO the misses missed.
       if (args.includes("--by-class") && r.byClass) classTable(r.byClass);
       if (args.includes("--by-class") && r.avoided && r.avoided.count > 0) {
         console.log(`(llmlb_slo_interference_avoided_total: ${r.avoided.count} of ${r.avoided.picks} requests, warm-up included)`);
       }
+      if (r.bound) boundTable(r.bound);
       // --redis-traffic (virtual time): what the plugin sent to Redis and got back, per request.
       if (args.includes("--redis-traffic") && r.redis && r.avoided) {
         const per = (v: number) => (v / r.avoided!.picks).toFixed(1);

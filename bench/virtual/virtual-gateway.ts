@@ -53,6 +53,16 @@ export interface VirtualOutcome {
   outputTokens: number;
   /** The response's x-llmlb-debug header (the plugin's decision), "" when absent. */
   debug: string;
+  /** When the pod got the request, and when its scheduler could first see it (after the pod's API
+   *  overhead); null when no pod took it. For analyses of the pick (bench/slo/ttft-bound.ts). */
+  sentMs: number | null;
+  podReadyMs: number | null;
+}
+
+/** Notes on `o` when its pod got the request (`sim`) and when its scheduler can see it. */
+export function noteSent(o: VirtualOutcome, sim: SimRequest): void {
+  o.sentMs = sim.arrivalMs;
+  o.podReadyMs = sim.readyAtMs;
 }
 
 class VirtualBackend implements HostBackend {
@@ -169,7 +179,7 @@ class VirtualExchange implements StreamSink {
     private readonly onDone: (o: VirtualOutcome) => void,
     private readonly tokenChunks: boolean,
   ) {
-    this.outcome = { status: 0, pod: null, error: null, firstTokenMs: null, tokenMs: [], endMs: 0, content: "", promptTokens: req.promptTokens.length, cachedTokens: 0, outputTokens: 0, debug: "" };
+    this.outcome = { status: 0, pod: null, error: null, firstTokenMs: null, tokenMs: [], endMs: 0, content: "", promptTokens: req.promptTokens.length, cachedTokens: 0, outputTokens: 0, debug: "", sentMs: null, podReadyMs: null };
   }
 
   start(): void {
@@ -240,6 +250,7 @@ class VirtualExchange implements StreamSink {
       this.filter.responseHeaders(HeaderMap.from([[":status", "400"], ["content-length", "0"]]), true);
       return;
     }
+    noteSent(this.outcome, sim);
     this.filter.responseHeaders(HeaderMap.from([...SSE_HEADERS, ["x-sim-pod", pod.name]]), false);
     const words: string[] = [];
     sim.on("token", (t: TokenEvent) => {

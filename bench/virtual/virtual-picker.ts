@@ -9,7 +9,7 @@
 // client_abort (a later send of it is ignored); nothing throws.
 import type { Pick, Picker } from "../picker-proxy.js";
 import type { EventClock } from "./event-clock.js";
-import type { VirtualOutcome, VirtualRequest } from "./virtual-gateway.js";
+import { noteSent, type VirtualOutcome, type VirtualRequest } from "./virtual-gateway.js";
 import type { VirtualFleet } from "./virtual-fleet.js";
 
 /** A picker that decides when as well as where: `send` exactly once, now or later. */
@@ -48,7 +48,7 @@ export class VirtualPickerFront {
   }
 
   private outcome(req: VirtualRequest, pod: string, debug: string): VirtualOutcome {
-    return { status: 200, pod, error: null, firstTokenMs: null, tokenMs: [], endMs: 0, content: "", promptTokens: req.promptTokens.length, cachedTokens: 0, outputTokens: 0, debug };
+    return { status: 200, pod, error: null, firstTokenMs: null, tokenMs: [], endMs: 0, content: "", promptTokens: req.promptTokens.length, cachedTokens: 0, outputTokens: 0, debug, sentMs: null, podReadyMs: null };
   }
 
   private start(req: VirtualRequest, pick: Pick, onDone: (o: VirtualOutcome) => void): void {
@@ -64,6 +64,7 @@ export class VirtualPickerFront {
     };
     const sim = this.fleet.submit(pick.pod, req.promptTokens, req.maxTokens);
     if (!sim) { this.clock.after(0, () => end("status 400", 400)); return; }
+    noteSent(o, sim);
     const words: string[] = [];
     let aborted = false;
     const abort = () => { aborted = true; sim.abort(); };

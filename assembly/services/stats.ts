@@ -13,6 +13,27 @@ import { REDIS_FAIL_KINDS, RedisObserver } from "../redis/observer";
 import { PRIORITY_HIGH, PRIORITY_LOW } from "./request/request";
 import { reasonLabel, reasonsOf, tag } from "./stat_names";
 
+/**
+ * One VM's part of a gauge summed over its Envoy's VMs (and pools): set() moves the gauge by the
+ * part's change; once retired (a new configuration replaced its owner) the part stays 0.
+ */
+export class GaugePart {
+  private part: i64 = 0;
+  private retired: bool = false;
+  constructor(private metric: u32) {}
+
+  set(n: i64): void {
+    const now: i64 = this.retired ? 0 : n;
+    if (now != this.part) host.incrementMetric(this.metric, now - this.part);
+    this.part = now;
+  }
+
+  retire(): void {
+    this.set(0);
+    this.retired = true;
+  }
+}
+
 /** At most this many reasons per policy are given their own series; later ones count as "other". */
 const MAX_REASONS_PER_POLICY = 24;
 
@@ -139,13 +160,13 @@ export class Stats extends RedisObserver {
   /** A request sent past the pod of lowest TTFT in its TPOT-fit band (without an SLO: of lowest
    *  latency), where its prefill would have made more streams miss their TPOT SLO (sloInterference). */
   sloInterferenceAvoided(): void { host.incrementMetric(this.sloInterferenceAvoidedTotal, 1); }
-  /** A pool's record of this VM started (+1) or stopped (-1) seeing another worker's record
-   *  (sloShareWorkers): the gauge is the worker VMs that share, per pool. */
-  sloSharing(delta: i64): void { host.incrementMetric(this.sloWorkersSharing, delta); }
-  /** The other gateways' VMs whose records this VM read last for a pool (from its Envoy's last
-   *  exchange) changed by `delta` (sloShareReplicasMs): the gauge sums them over the pools and VMs
-   *  of this Envoy. */
-  sloReplicas(delta: i64): void { host.incrementMetric(this.sloReplicasSeen, delta); }
+  /** A pool's part of llmlb_slo_workers_sharing: 1 while this VM's record sees another worker's
+   *  (sloShareWorkers); the gauge is the worker VMs that share, per pool. */
+  sloSharingPart(): GaugePart { return new GaugePart(this.sloWorkersSharing); }
+  /** A pool's part of llmlb_slo_replicas_seen: the other gateways' VMs whose records this VM read
+   *  last (from its Envoy's last exchange, sloShareReplicasMs); the gauge sums them over the pools
+   *  and VMs of this Envoy. */
+  sloReplicasPart(): GaugePart { return new GaugePart(this.sloReplicasSeen); }
   /** A held request stopped waiting, however (sent, shed, gone, new configuration). */
   sloHoldEnded(heldMs: f64): void {
     host.incrementMetric(this.sloHeldNow, -1);

@@ -23,7 +23,7 @@ import * as host from "../../host/calls";
 import { RedisReplyHandler, LuaScript } from "../../redis/client";
 import { RespValue } from "../../redis/resp";
 import { Pool } from "../../services/lease/pool";
-import { Stats } from "../../services/stats";
+import { GaugePart, Stats } from "../../services/stats";
 import * as gen from "../../generated/lua";
 import { ScriptText } from "../../services/lease/lua_text";
 import { LUA_LIBRARY } from "../../services/lease/scripts";
@@ -115,8 +115,7 @@ export class ReplicaRecords {
    *  (the next publish or tick; cleared by SiblingStreams.write). */
   appeared: bool = false;
   /** What this VM adds to llmlb_slo_replicas_seen (its last records; 0 once retired). */
-  private counted: i32 = 0;
-  private retired: bool = false;
+  private seen: GaugePart | null;
   /** The blob's cas this VM read or wrote last (0: none). */
   private blobCas: u32 = 0;
   private readonly key: string;
@@ -128,6 +127,7 @@ export class ReplicaRecords {
   constructor(private pool: Pool, private tag: string, private everyMs: f64, staleMs: f64, private stats: Stats | null,
     /** The local clock (host.nowMillis outside tests). */
     private clock: () => f64) {
+    this.seen = stats !== null ? stats.sloReplicasPart() : null;
     this.key = pool.ns + ":rec";
     this.claimKey = CLAIM_KEY + pool.ns;
     this.blobKey = BLOB_KEY + pool.ns;
@@ -186,16 +186,7 @@ export class ReplicaRecords {
 
   /** Its policy was replaced by a new configuration: no longer counted in the gauge. */
   retire(): void {
-    this.retired = true;
-    this.count(0);
-  }
-
-  private count(n: i32): void {
-    const stats = this.stats;
-    if (stats === null) return;
-    const now = this.retired ? 0 : n;
-    if (now != this.counted) stats.sloReplicas(<i64>(now - this.counted));
-    this.counted = now;
+    if (this.seen !== null) this.seen!.retire();
   }
 
   onReply(ok: bool, reply: RespValue | null, sentMs: f64): void {
@@ -281,7 +272,7 @@ export class ReplicaRecords {
     this.values = kept;
     this.tags = tags;
     this.shifts = shifts;
-    this.count(kept.length);
+    if (this.seen !== null) this.seen!.set(kept.length);
     this.version++;
     return appeared;
   }

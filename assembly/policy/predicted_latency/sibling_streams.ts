@@ -35,7 +35,7 @@ import * as host from "../../host/calls";
 import { OpenStream, SiblingStream } from "./open_streams";
 import { Pool } from "../../services/lease/pool";
 import { Cursor, RecordHead, RecordWriter } from "./record_bytes";
-import { Stats } from "../../services/stats";
+import { GaugePart, Stats } from "../../services/stats";
 import { EnvoyRecords, ReplicaRecords } from "./replica_records";
 
 /** Shared-data keys of the records of format 2 (relative times) start with this. */
@@ -238,9 +238,8 @@ export class SiblingStreams {
    *  heartbeat every SIB_STALE_MS / 2 that tells a sibling it exists, so a lone VM (the common
    *  case of one worker) does not write its streams and held requests at every change. */
   private alone: bool = true;
-  /** Counted in the stats' llmlb_slo_workers_sharing (it sees a sibling; not retired). */
-  private counted: bool = false;
-  private retired: bool = false;
+  /** Its part of the stats' llmlb_slo_workers_sharing (1: it sees a sibling; 0 once retired). */
+  private sharing: GaugePart | null;
   private readonly prefix: string;
   private readonly writer: RecordWriter = new RecordWriter();
   /** Slot keys by index (made once). */
@@ -258,23 +257,16 @@ export class SiblingStreams {
 
   /** `enabled` false (sloShareWorkers): nothing published, nothing read. */
   constructor(ns: string, private tag: string, public enabled: bool = true, private pool: Pool | null = null,
-    private stats: Stats | null = null) {
+    stats: Stats | null = null) {
     this.prefix = KEY_PREFIX + ns + ":";
+    this.sharing = stats !== null ? stats.sloSharingPart() : null;
   }
 
   /** Its policy was replaced by a new configuration: no longer counted as sharing (its record
    *  still shows its open streams until they end). */
   retire(): void {
-    this.retired = true;
-    this.count(false);
+    if (this.sharing !== null) this.sharing!.retire();
     if (this.replicas !== null) this.replicas!.retire();
-  }
-
-  private count(sharing: bool): void {
-    const stats = this.stats;
-    if (stats === null || sharing == this.counted || (sharing && this.retired)) return;
-    this.counted = sharing;
-    stats.sloSharing(sharing ? 1 : -1);
   }
 
   /** The siblings' streams on `address` (null: none known). */
@@ -369,7 +361,7 @@ export class SiblingStreams {
     // A sibling appeared: publish at once (it learns of this VM's streams now, not at a heartbeat).
     if (this.alone && live + others > 0) { this.lastPublishMs = -1e18; this.dirty = true; }
     this.alone = live + others == 0;
-    this.count(live > 0);
+    if (this.sharing !== null) this.sharing!.set(live > 0 ? 1 : 0);
     this.held = held;
     this.holdingTags = holding;
     this.version++;

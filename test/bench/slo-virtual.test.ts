@@ -73,6 +73,25 @@ describe("slo-hetero in virtual time", () => {
     }
   }, 120_000);
 
+  it("--ttft-bound: the model's row matches the run's error, and knowing more never leaves the replay worse at p90", async () => {
+    const plain = await runHeteroVirtual("predicted_latency", 8, 6, 31, { modelBatchSlots: 4 });
+    expect(plain.bound).toBeNull();
+    const r = await runHeteroVirtual("predicted_latency", 8, 6, 31, { modelBatchSlots: 4 }, { ttftBound: true });
+    expect(r.attainment).toBe(plain.attainment);
+    const rows = new Map(r.bound!.map((b) => [b.predictor, b]));
+    expect(rows.size).toBe(5);
+    const model = rows.get("the plugin's model (debug header)")!;
+    expect(model.p90).toBeCloseTo(r.predErrP90!, 6);
+    const pick = rows.get("steps replayed, the pick's knowledge")!;
+    const both = rows.get("+ both (the engine but its jitter)")!;
+    expect(pick.requests).toBe(model.requests);
+    // Told everything, the replay misses by the step jitter (+-7% a step, which can also move a
+    // request to the next step): well under the model's miss.
+    expect(both.p90).toBeLessThan(0.15);
+    expect(both.p90).toBeLessThan(model.p90 / 2);
+    expect(both.p90).toBeLessThanOrEqual(pick.p90);
+  }, 120_000);
+
   it("--redis-traffic: the plugin's Redis calls and bytes; the records exchange (sloShareReplicasMs) adds to both with 2 gateways", async () => {
     const off = await runHeteroVirtual("predicted_latency", 8, 6, 31, { modelBatchSlots: 4 }, { gateways: 2 });
     const on = await runHeteroVirtual("predicted_latency", 8, 6, 31, { modelBatchSlots: 4, sloShareReplicasMs: 20 }, { gateways: 2 });

@@ -1,8 +1,9 @@
 // predicted_latency's late-binding rules on one evaluation (policy/predicted_latency/evaluation.ts):
 // wait for a pod that meets the SLO once its slot frees (waitForSlot), else go late, only to a
 // free slot, one left free for a while (lateToFreeSlot, lateReserve); fewest in flight before
-// anything is learned.
-import { Evaluation, fewestInflight, LATE_PATIENCE_MS, lateReserve, lateToFreeSlot, waitForSlot } from "../policy/predicted_latency/evaluation";
+// anything is learned; hold a prefill that would harm streams while the TTFT SLO leaves room
+// (holdsForHarm).
+import { Evaluation, fewestInflight, holdsForHarm, LATE_PATIENCE_MS, lateReserve, lateToFreeSlot, waitForSlot } from "../policy/predicted_latency/evaluation";
 import { Draws, PICK_TPOT_FIT } from "../policy/predicted_latency/choose";
 
 const NO_EXPLORE = new Draws(0.99, 0);
@@ -88,5 +89,39 @@ describe("fewestInflight", () => {
     expect(fewestInflight([3, 1, 1, 0], [true, true, true, false], 0)).toBe(1);
     expect(fewestInflight([3, 1, 1, 0], [true, true, true, false], 1)).toBe(2);
     expect(fewestInflight([3, 1], [false, false], 0)).toBe(0);
+  });
+});
+
+/** Pod 1 chosen: TTFT 100 ms as the choice compares it, its prefill harms `harm` streams there;
+ *  TTFT SLO 600 with `left` of it left. */
+function harming(harm: f64, left: f64): Evaluation {
+  const e = fastFullSlowFree();
+  e.at = 1;
+  e.decideTtft = [6020, 100];
+  e.harm = [0, harm];
+  e.sloTtft = 600;
+  e.ttftLeft = left;
+  return e;
+}
+
+describe("holdsForHarm", () => {
+  it("holds while the harm is there and more than the share of the TTFT SLO is left after the TTFT", () => {
+    // 600 - 100 = 500 left over, a third of 600 is 200: held.
+    expect(holdsForHarm(harming(1, 600), 0.33)).toBe(true);
+    // Held 290 ms: 210 left over, still more than 198.
+    expect(holdsForHarm(harming(1, 310), 0.33)).toBe(true);
+    // Held 310 ms: 190 left over, less: it goes.
+    expect(holdsForHarm(harming(1, 290), 0.33)).toBe(false);
+  });
+  it("never without harm there, without harm counted, without a TTFT SLO, or with the share 0", () => {
+    expect(holdsForHarm(harming(0, 600), 0.33)).toBe(false);
+    const none = harming(1, 600);
+    none.harm = null;
+    expect(holdsForHarm(none, 0.33)).toBe(false);
+    const noSlo = harming(1, 600);
+    noSlo.sloTtft = 0;
+    noSlo.ttftLeft = 0;
+    expect(holdsForHarm(noSlo, 0.33)).toBe(false);
+    expect(holdsForHarm(harming(1, 600), 0)).toBe(false);
   });
 });

@@ -2,7 +2,7 @@
 import { ConfigReader } from "./reader";
 
 export const SLO_KEYS: string[] = ["sloTtftMs", "sloTpotMs", "sloTtftHeader", "sloTpotHeader", "sloPick",
-  "sloExploration", "modelDecay", "modelRidge", "modelRefreshMs", "expectedOutputTokens", "modelBatchSlots", "sloQueueMargin", "sloHoldMs", "sloHoldMax", "sloShareWorkers", "sloInterference", "sloShareReplicasMs"];
+  "sloExploration", "modelDecay", "modelRidge", "modelRefreshMs", "expectedOutputTokens", "modelBatchSlots", "sloQueueMargin", "sloHoldMs", "sloHoldMax", "sloShareWorkers", "sloInterference", "sloInterferenceHold", "sloShareReplicasMs"];
 
 /** The least period of the gateways' record exchange (ms): a Redis call per Envoy and pool at most this often. */
 export const MIN_REPLICAS_MS: i64 = 5;
@@ -41,6 +41,10 @@ export class SloSettings {
    *  this request's prefill would make the fewest open streams of this Envoy (this VM's and its
    *  sibling workers') miss their TPOT SLO. */
   interference: bool = true;
+  /** Late binding with interference: a request whose prefill would make streams on its pod miss
+   *  their TPOT SLO is held while its predicted TTFT leaves more than this share of its TTFT SLO
+   *  (0: never held for that). */
+  interferenceHold: f64 = 0.33;
   /** Every this many ms (0: never) an Envoy exchanges its VMs' records of a pool's open streams,
    *  recent ends and held requests with every other gateway's through Redis (records.lua), so
    *  other gateways' streams are known as a sibling worker's are, not only as counts. */
@@ -65,6 +69,7 @@ export function parseSloSettings(r: ConfigReader): SloSettings {
   s.holdMax = r.int("sloHoldMax", 512, 1, 100000);
   s.shareWorkers = r.bool("sloShareWorkers", true);
   s.interference = r.bool("sloInterference", true);
+  s.interferenceHold = r.num("sloInterferenceHold", 0.33, 0.0, 0.95);
   s.replicasMs = r.int("sloShareReplicasMs", 0, 0, 60000);
   if (s.replicasMs > 0 && s.replicasMs < MIN_REPLICAS_MS) r.errors.add(r.key("sloShareReplicasMs") + " must be 0 (off) or at least " + MIN_REPLICAS_MS.toString() + " ms");
   // The exchange carries the record sloShareWorkers builds (sibling_streams.ts).

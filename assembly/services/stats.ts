@@ -83,6 +83,7 @@ export class Stats extends RedisObserver {
   private sloWorkersSharing: u32;
   private sloReplicasSeen: u32;
   private sloInterferenceAvoidedTotal: u32;
+  private sloInterferenceHeldTotal: u32;
 
   constructor() {
     super();
@@ -113,6 +114,7 @@ export class Stats extends RedisObserver {
     this.sloWorkersSharing = host.defineMetric(G, "llmlb_slo_workers_sharing");
     this.sloReplicasSeen = host.defineMetric(G, "llmlb_slo_replicas_seen");
     this.sloInterferenceAvoidedTotal = host.defineMetric(C, "llmlb_slo_interference_avoided_total");
+    this.sloInterferenceHeldTotal = host.defineMetric(C, "llmlb_slo_interference_held_total");
   }
 
   /** At configuration: the policy's counters (its known reasons at 0) exist before traffic. */
@@ -160,6 +162,9 @@ export class Stats extends RedisObserver {
   /** A request sent past the pod of lowest TTFT in its TPOT-fit band (without an SLO: of lowest
    *  latency), where its prefill would have made more streams miss their TPOT SLO (sloInterference). */
   sloInterferenceAvoided(): void { host.incrementMetric(this.sloInterferenceAvoidedTotal, 1); }
+  /** A new request held at the gateway though its pod had a free slot: its prefill would have made
+   *  streams there miss their TPOT SLO, and it could wait (sloInterferenceHold). */
+  sloInterferenceHeld(): void { host.incrementMetric(this.sloInterferenceHeldTotal, 1); }
   /** A pool's part of llmlb_slo_workers_sharing: 1 while this VM's record sees another worker's
    *  (sloShareWorkers); the gauge is the worker VMs that share, per pool. */
   sloSharingPart(): GaugePart { return new GaugePart(this.sloWorkersSharing); }

@@ -159,7 +159,7 @@ function withSlots(fleet: SloFleet, slots: number | undefined): SloFleet {
 }
 
 /** Virtual time: the warm-up jobs, then the measured ones right after (one continuous arrival stream). */
-export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds: number, seed: number, lbConfig?: Record<string, unknown>, layout: HeteroLayout = {}): Promise<HeteroRow & { wallMs: number; byClass: ClassRow[]; avoided: { picks: number; count: number }; redis: RedisTraffic | null; bound: BoundRow[] | null }> {
+export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds: number, seed: number, lbConfig?: Record<string, unknown>, layout: HeteroLayout = {}): Promise<HeteroRow & { wallMs: number; byClass: ClassRow[]; avoided: { picks: number; count: number; held: number }; redis: RedisTraffic | null; bound: BoundRow[] | null }> {
   const { tightOnFast = false, slots, slos = HETERO_SLOS, bestEffort = 0, ttftBound = false, ...shape } = layout;
   const keep = (j: Job) => !tightOnFast || j.cls.endsWith("/tight");
   const warm = heteroJobs(rate, WARM_SECONDS, seed + 1, slos, bestEffort).filter(keep);
@@ -175,7 +175,7 @@ export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds
     return { status: o.status, ttftMs: t.ttft, tpotMs: t.tpot, debug: o.debug, pod: o.pod };
   });
   const bound = !ttftBound ? null : ttftBoundRows(run.outcomes.slice(warm.length), run.starts.slice(warm.length), boundFleet(fleet));
-  return { ...heteroRow(policy, jobs, seen, seconds), wallMs: run.wallMs, byClass: byClass(jobs, seen), avoided: { picks: all.length, count: run.interferenceAvoided }, redis: run.redisTraffic, bound };
+  return { ...heteroRow(policy, jobs, seen, seconds), wallMs: run.wallMs, byClass: byClass(jobs, seen), avoided: { picks: all.length, count: run.interferenceAvoided, held: run.interferenceHeld }, redis: run.redisTraffic, bound };
 }
 
 /** Wall clock through the real local gateway (the validation path; a loaded machine inflates it). */
@@ -279,12 +279,12 @@ export async function heteroMain(args: string[]): Promise<void> {
   for (const seed of wall ? [11] : seeds) {
     for (const p of policies) {
       const cfg = p.startsWith("predicted_latency") ? sloConfig : undefined;
-      const r: HeteroRow & { byClass?: ClassRow[]; avoided?: { picks: number; count: number }; redis?: RedisTraffic | null; bound?: BoundRow[] | null } = wall ? await runHetero(p, rate, seconds, seed, cfg, workers) : await runHeteroVirtual(p, rate, seconds, seed, cfg, { tokenChunks, gateways, workers, tightOnFast, replicaShareMs, slots, slos, bestEffort, ttftBound });
+      const r: HeteroRow & { byClass?: ClassRow[]; avoided?: { picks: number; count: number; held?: number }; redis?: RedisTraffic | null; bound?: BoundRow[] | null } = wall ? await runHetero(p, rate, seconds, seed, cfg, workers) : await runHeteroVirtual(p, rate, seconds, seed, cfg, { tokenChunks, gateways, workers, tightOnFast, replicaShareMs, slots, slos, bestEffort, ttftBound });
       const f = (v: number) => v.toFixed(1);
       // --by-class (virtual time): per class and pod kind, what was met and which SLO the misses missed.
       if (args.includes("--by-class") && r.byClass) classTable(r.byClass);
-      if (args.includes("--by-class") && r.avoided && r.avoided.count > 0) {
-        console.log(`(llmlb_slo_interference_avoided_total: ${r.avoided.count} of ${r.avoided.picks} requests, warm-up included)`);
+      if (args.includes("--by-class") && r.avoided && (r.avoided.count > 0 || (r.avoided.held ?? 0) > 0)) {
+        console.log(`(llmlb_slo_interference_avoided_total: ${r.avoided.count}, llmlb_slo_interference_held_total: ${r.avoided.held ?? 0}, of ${r.avoided.picks} requests, warm-up included)`);
       }
       if (r.bound) boundTable(r.bound);
       // --redis-traffic (virtual time): what the plugin sent to Redis and got back, per request.

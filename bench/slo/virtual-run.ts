@@ -68,6 +68,8 @@ export interface SloRun {
   events: number;
   /** Requests predicted_latency sent past the lowest-TTFT pod for less prefill harm, all gateways. */
   interferenceAvoided: number;
+  /** Requests predicted_latency held for other streams' TPOT (sloInterferenceHold), all gateways. */
+  interferenceHeld: number;
   /** The plugin's Redis calls in the run, and their bytes each way (null: no Redis). */
   redisTraffic: RedisTraffic | null;
 }
@@ -116,9 +118,11 @@ export async function runSloJobs(o: SloRunOptions): Promise<SloRun> {
     clock.at(last + (o.drainMs ?? 120_000), () => { for (const g of gateways) g.abortAll(); });
     const wall = performance.now();
     await runEvents(clock, link, () => left === 0);
-    const interferenceAvoided = gateways.reduce((a, g) => a + (g.counter?.("llmlb_slo_interference_avoided_total") ?? 0), 0);
+    const total = (name: string) => gateways.reduce((a, g) => a + (g.counter?.(name) ?? 0), 0);
+    const interferenceAvoided = total("llmlb_slo_interference_avoided_total");
+    const interferenceHeld = total("llmlb_slo_interference_held_total");
     const redisTraffic = link ? { calls: link.calls, sent: link.bytesSent, received: link.bytesReceived } : null;
-    return { outcomes, starts, wallMs: performance.now() - wall, events: clock.eventsRun, interferenceAvoided, redisTraffic };
+    return { outcomes, starts, wallMs: performance.now() - wall, events: clock.eventsRun, interferenceAvoided, interferenceHeld, redisTraffic };
   } finally {
     for (const g of gateways) g.close?.();
     link?.close();

@@ -21,7 +21,9 @@ const TIGHT = { "x-slo-ttft-ms": "5000", "x-slo-tpot-ms": "16" };
 let bodies = 0;
 function longBody(tokens: number): string {
   bodies++;
-  const words = Array.from({ length: tokens }, (_, i) => `w${bodies}x${i}`.padEnd(3, "z").slice(0, 3)).join(" ");
+  // Every word of one body the same 3 characters, unlike any other body's (base 36: 46,656 bodies).
+  const word = bodies.toString(36).padStart(3, "0");
+  const words = Array.from({ length: tokens }, () => word).join(" ");
   return JSON.stringify({ model: "m", messages: [{ role: "user", content: words }], max_tokens: 16 });
 }
 
@@ -36,11 +38,11 @@ async function serve(h: TestHost, s: TestStream, ttftMs: number): Promise<void> 
 }
 
 /** Two pods taught alike: short prompts 20 ms to the first token, 1,000-token prompts 120 ms. */
-async function taughtHost(extra: Record<string, unknown>): Promise<TestHost> {
+async function taughtHost(extra: Record<string, unknown>, pods = 2): Promise<TestHost> {
   const h = t.host = await host({
     configuration: { lb_policy: "predicted_latency", lb_config: {
       serviceFQDN: "redis.static", servicePort: 6379, timeout: 500, sloExploration: 0, modelRidge: 1000000, debugHeader: "x-llmlb-debug", ...extra } },
-    redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(2) },
+    redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(pods) },
   });
   for (let i = 0; i < 12; i++) {
     await serve(h, postChat(h, CHAT_BODY, LOOSE).s, 20);
@@ -111,5 +113,87 @@ describe("prefill interference (sloInterference)", () => {
     expect(to).toBe(x);
     expect(debug).not.toMatch(/harm=/);
     expect(h.metric("llmlb_slo_interference_avoided_total")).toBe(0);
+  });
+});
+
+// Late binding (sloHoldMs) adds a choice: a request whose prefill would make the streams on its pod
+// miss their TPOT SLO may wait at the gateway for them, while its own TTFT SLO leaves room
+// (sloInterferenceHold, the share of that SLO it keeps in hand; 0.33 by default).
+describe("holding a prefill for other streams' TPOT (sloInterferenceHold)", () => {
+  const LATE = { modelBatchSlots: 4, sloHoldMs: 2000 };
+  const CHUNK = 'data: {"choices":[{"delta":{"content":"a"}}]}\n\n';
+  const slo = (ttft: number) => ({ "x-slo-ttft-ms": String(ttft), "x-slo-tpot-ms": "1000" });
+
+  /** One pod, decoding a stream of 64 tokens with a TPOT SLO of 11 ms: on pace (10 ms a token) it
+   *  has 63 ms of slack, less than a 1,000-token prefill there (~100 ms). */
+  async function decoding(extra: Record<string, unknown> = {}): Promise<{ h: TestHost; open: TestStream }> {
+    const h = await taughtHost({ ...LATE, ...extra }, 1);
+    const { s: open } = postChat(h, JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi there" }], max_tokens: 64 }), { "x-slo-ttft-ms": "5000", "x-slo-tpot-ms": "11" });
+    await h.redisIdle();
+    start(open);
+    return { h, open };
+  }
+
+  /** `ms` of time, the open stream on pace (a token every 10 ms), until `done` says stop. */
+  async function onPace(h: TestHost, open: TestStream, ms: number, done: () => boolean = () => false): Promise<number> {
+    let t = 0;
+    while (t < ms && !done()) {
+      h.advance(10);
+      t += 10;
+      open.sendResponseBody(CHUNK, false);
+      await h.redisIdle();
+    }
+    return t;
+  }
+
+  it("holds a long prompt with room in its TTFT SLO while its prefill would make the stream there miss its TPOT SLO, and sends it once that stream ends", async () => {
+    const { h, open } = await decoding();
+    const { s } = postChat(h, longBody(1000), slo(5000));
+    await h.redisIdle();
+    expect(s.forwarded).toBeNull();
+    expect(h.metric("llmlb_slo_held")).toBe(1);
+    expect(h.metric("llmlb_slo_interference_held_total")).toBe(1);
+    await onPace(h, open, 50);
+    expect(s.forwarded).toBeNull();
+    finish(open);
+    await h.redisIdle();
+    expect(s.forwarded).not.toBeNull();
+    start(s);
+    expect(String(s.response.headers["x-llmlb-debug"])).toMatch(/slo_tpot_fit:.*:harm=0\.0:held=/);
+    expect(h.metric("llmlb_slo_held")).toBe(0);
+  });
+
+  it("keeps the share of its TTFT SLO in hand: goes, harm and all, once its predicted TTFT would leave less", async () => {
+    const { h, open } = await decoding();
+    // TTFT SLO 400 ms, predicted ~120 ms: a third of 400 in hand leaves ~150 ms to wait.
+    const { s } = postChat(h, longBody(1000), slo(400));
+    await h.redisIdle();
+    expect(s.forwarded).toBeNull();
+    const waited = await onPace(h, open, 400, () => s.forwarded !== null);
+    expect(s.forwarded).not.toBeNull();
+    expect(waited).toBeGreaterThanOrEqual(100);
+    expect(waited).toBeLessThanOrEqual(200);
+    start(s);
+    expect(String(s.response.headers["x-llmlb-debug"])).toMatch(/:harm=1\.0:held=/);
+  });
+
+  it("goes at once when its TTFT SLO leaves less than that share to wait", async () => {
+    const { h } = await decoding();
+    const { s } = postChat(h, longBody(1000), slo(170));
+    await h.redisIdle();
+    expect(s.forwarded).not.toBeNull();
+    start(s);
+    expect(String(s.response.headers["x-llmlb-debug"])).toMatch(/:harm=1\.0/);
+    expect(h.metric("llmlb_slo_interference_held_total")).toBe(0);
+  });
+
+  it("sloInterferenceHold 0: never held for that", async () => {
+    const { h } = await decoding({ sloInterferenceHold: 0 });
+    const { s } = postChat(h, longBody(1000), slo(5000));
+    await h.redisIdle();
+    expect(s.forwarded).not.toBeNull();
+    start(s);
+    expect(String(s.response.headers["x-llmlb-debug"])).toMatch(/:harm=1\.0/);
+    expect(h.metric("llmlb_slo_interference_held_total")).toBe(0);
   });
 });

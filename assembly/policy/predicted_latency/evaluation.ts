@@ -33,6 +33,9 @@ export class Evaluation {
   unmet: bool = false;
   /** Late binding: no pod meets the SLO and none has a free slot (held). */
   late: bool = false;
+  /** The request's TTFT SLO (ms; 0: none), and what is left of it at this evaluation. */
+  sloTtft: f64 = 0;
+  ttftLeft: f64 = 0;
   constructor(n: i32, public expected: f64) {
     this.ttft = new Array<f64>(n);
     this.decideTtft = new Array<f64>(n);
@@ -63,6 +66,16 @@ export function waitForSlot(e: Evaluation, ttftLeft: f64, sloTpot: f64): bool {
   e.choice = new Choice(best, "slo_wait_slot");
   e.unmet = false;
   return true;
+}
+
+/**
+ * Late binding, prefill interference: the chosen pod's open streams would miss their TPOT SLO for
+ * this request's prefill (e.harm), and its predicted TTFT (as the choice compares it) still leaves
+ * more than `share` of its TTFT SLO: it may wait for those streams to get ahead or end.
+ */
+export function holdsForHarm(e: Evaluation, share: f64): bool {
+  if (!(share > 0) || e.harm === null || !(e.sloTtft > 0) || e.at < 0 || e.at >= e.harm!.length) return false;
+  return e.harm![e.at] > 0 && e.ttftLeft - e.decideTtft[e.at] > share * e.sloTtft;
 }
 
 /** A late request leaves this many batch slots of a pod free, for on-time requests arriving next... */

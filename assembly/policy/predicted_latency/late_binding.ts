@@ -16,7 +16,7 @@ import { CandidateSet } from "../../services/candidates/candidates";
 import { SloSettings } from "../../config/slo_settings";
 import * as host from "../../host/calls";
 import { isSloFit } from "./choose";
-import { Evaluation, RequestTerms } from "./evaluation";
+import { Evaluation, holdsForHarm, RequestTerms } from "./evaluation";
 import { countHost, HeldRequest, HoldList } from "./hold";
 import { HostQueue, PassFree } from "./pass_free";
 import { PickReads } from "./pick_reads";
@@ -68,15 +68,16 @@ export class LateBinding {
 
   /**
    * Hold the request while the pod chosen for it has no free batch slot (every slot taken by the
-   * fleet's requests in flight there), the choice met its SLO, and it has been held less than
-   * sloHoldMs. A request no pod can serve in time any more is held only while no pod has a free
-   * slot (lateToFreeSlot).
+   * fleet's requests in flight there), or its prefill would make streams there miss their TPOT SLO
+   * while it can still wait (holdsForHarm, sloInterferenceHold), the choice met its SLO, and it has
+   * been held less than sloHoldMs. A request no pod can serve in time any more is held only while
+   * no pod has a free slot (lateToFreeSlot).
    */
   mayHold(e: Evaluation, heldMs: f64): bool {
     if (!this.canHold(heldMs)) return false;
     if (e.late) return true;
     if (!isSloFit(e.choice.reason)) return false;
-    return e.inflight[e.at] >= <f64>this.cfg.batchSlots;
+    return e.inflight[e.at] >= <f64>this.cfg.batchSlots || holdsForHarm(e, this.cfg.interferenceHold);
   }
 
   /** A new request: held when its evaluation calls for it and fewer than sloHoldMax are held
@@ -85,6 +86,7 @@ export class LateBinding {
     if (<i64>this.held.length >= this.cfg.holdMax || !this.mayHold(e, 0)) return false;
     const h = new HeldRequest(r, c, reads, now, terms);
     h.late = e.late;
+    if (!e.late && e.inflight[e.at] < <f64>this.cfg.batchSlots) this.services.stats.sloInterferenceHeld();
     this.add(h, c.hosts[e.at]);
     return true;
   }

@@ -258,6 +258,8 @@ export class PredictedLatencyPolicy extends Policy {
     if (!anyEligible) { r.port.shed("limit"); return null; }
     // Held: what is left of the TTFT SLO (a hair above 0 once spent, so no host meets it).
     const ttftLeft = sloTtft > 0 ? max(1e-3, sloTtft - heldMs) : 0.0;
+    e.sloTtft = sloTtft;
+    e.ttftLeft = ttftLeft;
     const choice = chooseBySlo(e.decideTtft, e.tpot, e.eligible, ttftLeft, sloTpot,
       pickMode(s.pick), s.exploration, r.priority == PRIORITY_LOW, expected, draws, harm);
     if (choice.index == SHED) { r.port.shed("slo_unmet"); return null; }

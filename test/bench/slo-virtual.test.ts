@@ -53,8 +53,8 @@ describe("slo-hetero in virtual time", () => {
     expect(sum((c) => (tightSlow.includes(c) ? c.requests : 0))).toBeGreaterThan(5);
     for (const c of tightSlow) expect(c.met).toBe(0);
     expect(r.byClass.some((c) => /on fast/.test(c.cls) && c.met > 0)).toBe(true);
-    // The interference counter is predicted_latency's: none here; every request (warm-up too) counted.
-    expect(r.avoided).toEqual({ picks: heteroJobs(8, 5, 32).length + r.requests, count: 0 });
+    // The interference counters are predicted_latency's: none here; every request (warm-up too) counted.
+    expect(r.avoided).toEqual({ picks: heteroJobs(8, 5, 32).length + r.requests, count: 0, held: 0 });
     // No prediction, no error, in any class.
     for (const c of r.byClass) { expect(c.errP90).toBeNull(); expect(c.missP90Ms).toBeNull(); }
   }, 120_000);

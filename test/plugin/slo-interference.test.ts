@@ -177,6 +177,17 @@ describe("holding a prefill for other streams' TPOT (sloInterferenceHold)", () =
     expect(String(s.response.headers["x-llmlb-debug"])).toMatch(/:harm=1\.0:held=/);
   });
 
+  it("never past sloHoldMs", async () => {
+    const { h, open } = await decoding({ sloHoldMs: 100 });
+    const { s } = postChat(h, longBody(1000), slo(5000));
+    await h.redisIdle();
+    expect(s.forwarded).toBeNull();
+    const waited = await onPace(h, open, 400, () => s.forwarded !== null);
+    expect(s.forwarded).not.toBeNull();
+    expect(waited).toBeGreaterThanOrEqual(100);
+    expect(waited).toBeLessThanOrEqual(120);
+  });
+
   it("goes at once when its TTFT SLO leaves less than that share to wait", async () => {
     const { h } = await decoding();
     const { s } = postChat(h, longBody(1000), slo(170));

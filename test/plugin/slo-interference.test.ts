@@ -126,8 +126,9 @@ describe("holding a prefill for other streams' TPOT (sloInterferenceHold)", () =
 
   /** One pod, decoding a stream of 64 tokens with a TPOT SLO of 11 ms: on pace (10 ms a token) it
    *  has 63 ms of slack, less than a 1,000-token prefill there (~100 ms). */
-  async function decoding(extra: Record<string, unknown> = {}): Promise<{ h: TestHost; open: TestStream }> {
+  async function decoding(extra: Record<string, unknown> = {}, teachMore?: (h: TestHost) => Promise<void>): Promise<{ h: TestHost; open: TestStream }> {
     const h = await taughtHost({ ...LATE, ...extra }, 1);
+    if (teachMore) await teachMore(h);
     const { s: open } = postChat(h, JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi there" }], max_tokens: 64 }), { "x-slo-ttft-ms": "5000", "x-slo-tpot-ms": "11" });
     await h.redisIdle();
     start(open);
@@ -206,5 +207,38 @@ describe("holding a prefill for other streams' TPOT (sloInterferenceHold)", () =
     start(s);
     expect(String(s.response.headers["x-llmlb-debug"])).toMatch(/:harm=1\.0/);
     expect(h.metric("llmlb_slo_interference_held_total")).toBe(0);
+  });
+
+  it("counts the prefills picked ahead of it on the pod, not started yet: they stall the same streams first", async () => {
+    // Taught too: a short prompt sent right behind a 1,000-token one waits for its prefill (120 ms).
+    const behindLong = async (h: TestHost) => {
+      for (let i = 0; i < 6; i++) {
+        const { s: long } = postChat(h, longBody(1000), LOOSE);
+        await h.redisIdle();
+        const { s: short } = postChat(h, CHAT_BODY, LOOSE);
+        await h.redisIdle();
+        await serve(h, long, 120);
+        start(short);
+        h.advance(10);
+        finish(short);
+        await h.redisIdle();
+      }
+    };
+    const { h } = await decoding({ sloInterferenceHold: 0 }, behindLong);
+    // A 500-token prefill alone stalls the stream ~50 ms, within its 63 ms of slack...
+    const { s: first } = postChat(h, longBody(500), slo(5000));
+    await h.redisIdle();
+    expect(first.forwarded).not.toBeNull();
+    start(first);
+    expect(String(first.response.headers["x-llmlb-debug"])).toMatch(/:harm=0\.0/);
+    // ...a second one right behind a first not started yet stalls it ~100 ms: it would miss.
+    const { s: a } = postChat(h, longBody(500), slo(5000));
+    await h.redisIdle();
+    const { s: b } = postChat(h, longBody(500), slo(5000));
+    await h.redisIdle();
+    start(a);
+    start(b);
+    expect(String(a.response.headers["x-llmlb-debug"])).toMatch(/:harm=0\.0/);
+    expect(String(b.response.headers["x-llmlb-debug"])).toMatch(/:harm=1\.0/);
   });
 });

@@ -248,8 +248,10 @@ export class PredictedLatencyPolicy extends Policy {
       e.decideTtft[i] = e.ttft[i] + s.queueMargin * e.wait[i];
       e.tpot[i] = m.predictTpot(q, slots);
       if (harm !== null) {
-        // The prefill's stall on the pod's decoding streams: the model's TTFT for the uncached tokens.
-        const stall = e.base[i] - m.predictTtft(0, q, slots, 0, e.prefill[i]);
+        // The stall on the pod's decoding streams before they next get a token: the model's TTFT
+        // for this request's uncached tokens and for the prefills ahead of it there (picked, not
+        // started): those stall the same streams first, and their harm was judged without this one.
+        const stall = e.base[i] - m.predictTtft(0, q, slots, 0, 0);
         harm[i] = model.streams.harm(c.hosts[i], stall, e.tpot[i], now, sib, siblings.version);
       }
       e.eligible[i] = r.limit <= 0 || q + <f64>r.cost <= <f64>r.limit;

@@ -142,10 +142,12 @@ describe("queue.lua", () => {
   it("one exit hands at most 32 slots; the heads' polls take the others", async () => {
     const k = keys();
     const cap = 40;
-    // 40 slots taken, 40 waiting; then every slot expires at once (slot TTL 100 ms).
-    for (let i = 0; i < cap; i++) expect(await q(k, "enter", `s${i}`, 1, "t", cap, 60_000, 100)).toEqual(["ADMITTED"]);
-    for (let i = 0; i < cap; i++) expect(await q(k, "enter", `w${i}`, 1, "t", cap, 60_000, 100)).toEqual(["QUEUED", String(i)]);
-    await sleep(200);
+    // 40 slots taken, 40 waiting; then every slot expires at once (slot TTL 1 s: the 80 calls
+    // must all come before the first slot expires, which 100 ms did not always allow on a loaded
+    // machine, where a waiting entry was then admitted at once).
+    for (let i = 0; i < cap; i++) expect(await q(k, "enter", `s${i}`, 1, "t", cap, 60_000, 1000)).toEqual(["ADMITTED"]);
+    for (let i = 0; i < cap; i++) expect(await q(k, "enter", `w${i}`, 1, "t", cap, 60_000, 1000)).toEqual(["QUEUED", String(i)]);
+    await sleep(1100);
     const reply = (await q(k, "exit", "s0", cap, 5_000)) as Array<number | string>;
     expect(reply.slice(1)).toEqual(Array.from({ length: 32 }, (_, i) => `w${i}`));
     expect(await q(k, "depth")).toEqual([8, 32]);

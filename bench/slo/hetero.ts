@@ -15,7 +15,7 @@ import { randomWords } from "../workloads/text.js";
 import { startTopology } from "../topology.js";
 import type { PolicyName } from "../policies.js";
 import { pct, sloRequest } from "./client.js";
-import { boundFleet, ttftBoundRows, type BoundRow } from "./ttft-bound.js";
+import { boundFleet, predictedTtft, ttftBoundRows, type BoundRow } from "./ttft-bound.js";
 import { clientTimes, runSloJobs, saturatedThroughput, type SloFleet, type SloRunOptions, type RedisTraffic } from "./virtual-run.js";
 
 export const HETERO_TOPOLOGY = {
@@ -72,8 +72,8 @@ function meets(r: Seen, j: Job): boolean {
 /** |predicted - observed| (ms) of a served request whose debug header carries predicted_latency's
  *  prediction (`:ttft=<ms>`); null for any other. */
 function ttftMiss(r: Seen): number | null {
-  const m = r.debug.match(/:ttft=([0-9.]+)/);
-  return m && r.ttftMs ? Math.abs(Number(m[1]) - r.ttftMs) : null;
+  const predicted = predictedTtft(r.debug);
+  return predicted !== null && r.ttftMs ? Math.abs(predicted - r.ttftMs) : null;
 }
 
 /** The same relative to the observed TTFT. */

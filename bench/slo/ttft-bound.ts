@@ -21,6 +21,13 @@ import type { VirtualOutcome } from "../virtual/virtual-gateway.js";
 import { pct } from "./client.js";
 import type { SloFleet } from "./virtual-run.js";
 
+/** The TTFT a pick predicted, from its debug header (`:ttft=<ms>`; predicted_latency's and the
+ *  oracles'); null when it carries none. */
+export function predictedTtft(debug: string): number | null {
+  const m = debug.match(/:ttft=([0-9.]+)/);
+  return m ? Number(m[1]) : null;
+}
+
 export interface StepCost { baseMs: number; msPerPrefillToken: number; msPerDecodeSeq: number }
 
 /** One served request of the run, on its pod's clock (virtual ms). */
@@ -152,7 +159,7 @@ export function ttftBoundRows(outcomes: VirtualOutcome[], starts: number[], flee
     }
     return errs.length ? { predictor, requests: errs.length, p50: pct(errs, 0.5), p90: pct(errs, 0.9) } : null;
   };
-  const rows = [row("the plugin's model (debug header)", (s) => { const m = s.o.debug.match(/:ttft=([0-9.]+)/); return m ? Number(m[1]) : null; })];
+  const rows = [row("the plugin's model (debug header)", (s) => predictedTtft(s.o.debug))];
   for (const v of VARIANTS) rows.push(row(v.predictor, (s) => replayTtft(pods[s.pod], s.r, v.know)));
   return rows.filter((r): r is BoundRow => r !== null);
 }

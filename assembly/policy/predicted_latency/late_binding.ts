@@ -77,7 +77,12 @@ export class LateBinding {
     if (!this.canHold(heldMs)) return false;
     if (e.late) return true;
     if (!isSloFit(e.choice.reason)) return false;
-    return e.inflight[e.at] >= <f64>this.cfg.batchSlots || holdsForHarm(e, this.cfg.interferenceHold);
+    return this.podFull(e) || holdsForHarm(e, this.cfg.interferenceHold);
+  }
+
+  /** Whether the pod chosen in `e` has no free batch slot by the fleet's requests in flight there. */
+  private podFull(e: Evaluation): bool {
+    return e.inflight[e.at] >= <f64>this.cfg.batchSlots;
   }
 
   /** A new request: held when its evaluation calls for it and fewer than sloHoldMax are held
@@ -86,7 +91,8 @@ export class LateBinding {
     if (<i64>this.held.length >= this.cfg.holdMax || !this.mayHold(e, 0)) return false;
     const h = new HeldRequest(r, c, reads, now, terms);
     h.late = e.late;
-    if (!e.late && e.inflight[e.at] < <f64>this.cfg.batchSlots) this.services.stats.sloInterferenceHeld();
+    // Held on time with a free slot there: mayHold held it for the streams its prefill would harm.
+    if (!e.late && !this.podFull(e)) this.services.stats.sloInterferenceHeld();
     this.add(h, c.hosts[e.at]);
     return true;
   }

@@ -164,14 +164,21 @@ describe("holding a prefill for other streams' TPOT (sloInterferenceHold)", () =
     expect(h.metric("llmlb_slo_held")).toBe(0);
   });
 
-  it("keeps the share of its TTFT SLO in hand: goes, harm and all, once its predicted TTFT would leave less", async () => {
-    const { h, open } = await decoding();
-    // TTFT SLO 400 ms, predicted ~120 ms: a third of 400 in hand leaves ~150 ms to wait.
-    const { s } = postChat(h, longBody(1000), slo(400));
+  /** A 1,000-token prompt with TTFT SLO `ttftMs` beside the stream on pace: held at first, then
+   *  sent within 400 ms; how long it waited (ms, by 10). */
+  async function heldThenSent(h: TestHost, open: TestStream, ttftMs: number): Promise<{ s: TestStream; waited: number }> {
+    const { s } = postChat(h, longBody(1000), slo(ttftMs));
     await h.redisIdle();
     expect(s.forwarded).toBeNull();
     const waited = await onPace(h, open, 400, () => s.forwarded !== null);
     expect(s.forwarded).not.toBeNull();
+    return { s, waited };
+  }
+
+  it("keeps the share of its TTFT SLO in hand: goes, harm and all, once its predicted TTFT would leave less", async () => {
+    const { h, open } = await decoding();
+    // TTFT SLO 400 ms, predicted ~120 ms: a third of 400 in hand leaves ~150 ms to wait.
+    const { s, waited } = await heldThenSent(h, open, 400);
     expect(waited).toBeGreaterThanOrEqual(100);
     expect(waited).toBeLessThanOrEqual(200);
     start(s);
@@ -180,33 +187,27 @@ describe("holding a prefill for other streams' TPOT (sloInterferenceHold)", () =
 
   it("never past sloHoldMs", async () => {
     const { h, open } = await decoding({ sloHoldMs: 100 });
-    const { s } = postChat(h, longBody(1000), slo(5000));
-    await h.redisIdle();
-    expect(s.forwarded).toBeNull();
-    const waited = await onPace(h, open, 400, () => s.forwarded !== null);
-    expect(s.forwarded).not.toBeNull();
+    const { waited } = await heldThenSent(h, open, 5000);
     expect(waited).toBeGreaterThanOrEqual(100);
     expect(waited).toBeLessThanOrEqual(120);
   });
 
-  it("goes at once when its TTFT SLO leaves less than that share to wait", async () => {
-    const { h } = await decoding();
-    const { s } = postChat(h, longBody(1000), slo(170));
+  /** A 1,000-token prompt with TTFT SLO `ttftMs` beside the stream: sent at once, harm and all. */
+  async function sentAtOnceHarming(h: TestHost, ttftMs: number): Promise<void> {
+    const { s } = postChat(h, longBody(1000), slo(ttftMs));
     await h.redisIdle();
     expect(s.forwarded).not.toBeNull();
     start(s);
     expect(String(s.response.headers["x-llmlb-debug"])).toMatch(/:harm=1\.0/);
     expect(h.metric("llmlb_slo_interference_held_total")).toBe(0);
+  }
+
+  it("goes at once when its TTFT SLO leaves less than that share to wait", async () => {
+    await sentAtOnceHarming((await decoding()).h, 170);
   });
 
   it("sloInterferenceHold 0: never held for that", async () => {
-    const { h } = await decoding({ sloInterferenceHold: 0 });
-    const { s } = postChat(h, longBody(1000), slo(5000));
-    await h.redisIdle();
-    expect(s.forwarded).not.toBeNull();
-    start(s);
-    expect(String(s.response.headers["x-llmlb-debug"])).toMatch(/:harm=1\.0/);
-    expect(h.metric("llmlb_slo_interference_held_total")).toBe(0);
+    await sentAtOnceHarming((await decoding({ sloInterferenceHold: 0 })).h, 5000);
   });
 
   it("counts the prefills picked ahead of it on the pod, not started yet: they stall the same streams first", async () => {

@@ -5,7 +5,8 @@
 // test/plugin/slo-replicas.test.ts.)
 import { SiblingStream } from "../policy/predicted_latency/open_streams";
 import { parseRecord, SIB_STALE_MS, SiblingHolds } from "../policy/predicted_latency/sibling_streams";
-import { BYTES_PER_MS, DISCOVERY_MS, EnvoyRecords, exchangeInterval, MAX_INTERVAL_MS, MAX_STORE, parseBlob, ReplicaRecords } from "../policy/predicted_latency/replica_records";
+import { RecordWriter } from "../policy/predicted_latency/record_bytes";
+import { BYTES_PER_MS, DISCOVERY_MS, EnvoyRecords, exchangeInterval, MAX_INTERVAL_MS, MAX_STORE, parseBlob, ReplicaRecords, writeBlob } from "../policy/predicted_latency/replica_records";
 import { parseResp, RespValue } from "../redis/resp";
 import { Pool } from "../services/lease/pool";
 import { LbConfig } from "../config/lb_config";
@@ -134,5 +135,15 @@ describe("this Envoy's records and the blob", () => {
     const none = new Array<ArrayBuffer>(0);
     parseBlob(rec("-5 3\nabc\n"), none, at);
     expect(none.length).toBe(0);
+  });
+
+  it("reads back what writeBlob wrote", () => {
+    const blob = writeBlob(new RecordWriter(), [rec("b 1 0"), rec("c 2 0\nh1 1 2 3")], [5000, 6000]);
+    expect(String.UTF8.decode(blob)).toBe("5000 5\nb 1 0\n6000 14\nc 2 0\nh1 1 2 3\n");
+    const values = new Array<ArrayBuffer>(0);
+    const at = new Array<f64>(0);
+    parseBlob(blob, values, at);
+    expect(at).toStrictEqual([5000.0, 6000.0]);
+    expect(String.UTF8.decode(values[1])).toBe("c 2 0\nh1 1 2 3");
   });
 });

@@ -78,6 +78,19 @@ export class EnvoyRecords {
   }
 }
 
+/** Writes records and their publish times on this clock into a blob (parseBlob reads it back). */
+export function writeBlob(w: RecordWriter, values: ArrayBuffer[], at: f64[]): ArrayBuffer {
+  w.reset();
+  for (let i = 0; i < values.length; i++) {
+    w.num(at[i]);
+    w.num(<f64>values[i].byteLength);
+    w.line();
+    w.raw(values[i]);
+    w.line();
+  }
+  return w.bytes();
+}
+
 /** Reads the records of a blob ("<publish ms on this clock> <length>\n<record>\n" each) into
  *  `values` and their publish times into `at`; stops at the first malformed entry. */
 export function parseBlob(blob: ArrayBuffer, values: ArrayBuffer[], at: f64[]): void {
@@ -220,16 +233,7 @@ export class ReplicaRecords {
     // their streams from now on), else one interval after this one.
     this.release(appeared ? now : sentMs + this.intervalMs);
     // The Envoy's other VMs read the records at their next refresh.
-    const w = this.writer;
-    w.reset();
-    for (let i = 0; i < values.length; i++) {
-      w.num(at[i]);
-      w.num(<f64>values[i].byteLength);
-      w.line();
-      w.raw(values[i]);
-      w.line();
-    }
-    if (host.setSharedData(this.blobKey, w.bytes(), 0) == host.Status.Ok) {
+    if (host.setSharedData(this.blobKey, writeBlob(this.writer, values, at), 0) == host.Status.Ok) {
       const cur = host.getSharedData(this.blobKey);
       if (cur.status == host.Status.Ok) this.blobCas = cur.cas;
     }

@@ -81,8 +81,8 @@ export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft:
     const score = new Array<f64>(n).fill(Infinity);
     for (let j = 0; j < known.length; j++) { const i = known[j]; score[i] = ttft[i] + tpot[i] * expectedTokens; }
     if (harm === null) return new Choice(extreme(known, score, false, d.pick), "lowest_latency");
-    const c = new Choice(extreme(leastHarm(nearLeast(known, score, LATENCY_BAND), harm!), score, false, d.pick), "lowest_latency");
-    c.avoided = harm![extreme(known, score, false, d.pick)] > harm![c.index];
+    const c = new Choice(extreme(leastHarm(nearLeast(known, score, LATENCY_BAND), harm), score, false, d.pick), "lowest_latency");
+    c.avoided = harm[extreme(known, score, false, d.pick)] > harm[c.index];
     return c;
   }
   const h = new Array<f64>(n).fill(-Infinity);
@@ -101,8 +101,8 @@ export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft:
     // Within the band the hosts are about as fast: the ones where this request's prefill harms the
     // fewest other streams, then the one whose slot frees first (least TTFT).
     const band = tpotBand(ok, tpot, sloTpot);
-    const c = new Choice(bandPick(harm !== null ? leastHarm(band, harm!) : band, ttft, h, sloTtft > 0, d.pick), "slo_tpot_fit");
-    if (harm !== null) c.avoided = harm![bandPick(band, ttft, h, sloTtft > 0, d.pick)] > harm![c.index];
+    const c = new Choice(bandPick(harm !== null ? leastHarm(band, harm) : band, ttft, h, sloTtft > 0, d.pick), "slo_tpot_fit");
+    if (harm !== null) c.avoided = harm[bandPick(band, ttft, h, sloTtft > 0, d.pick)] > harm[c.index];
     return c;
   }
   const bestFit = mode == PICK_BEST_FIT;

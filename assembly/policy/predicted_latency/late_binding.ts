@@ -61,7 +61,7 @@ export class LateBinding {
     if (sib === null) return out;
     for (let j = 0; j < sib.length && sib.deadlines[j] < deadlineMs; j++) {
       if (out === null) out = new Map<string, f64>();
-      countHost(out!, sib.hosts[j]);
+      countHost(out, sib.hosts[j]);
     }
     return out;
   }

@@ -172,7 +172,7 @@ export function parseRecord(value: ArrayBuffer, ownTag: string, now: f64, into: 
       st = new SiblingStream(unchecked(v[0]), unchecked(v[1]), unchecked(v[2]), unchecked(v[3]), unchecked(v[4]), unchecked(v[5]), unchecked(v[6]),
         unchecked(v[7]));
     }
-    list!.push(st);
+    list.push(st);
   }
   return published;
 }

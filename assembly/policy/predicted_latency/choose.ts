@@ -10,9 +10,10 @@
 //   PICK_MOST_HEADROOM: most headroom.
 // With probability `explore`, a random one of them. None can: a sheddable request is shed, any
 // other goes to the most headroom (the least late). Without an SLO: the lowest ttft + tpot x
-// expected output tokens (or, with probability `explore`, any host: a host that looks slow is
-// still observed, so its recovery is learned); with `harm`, the least harm among the hosts within
-// LATENCY_BAND of that lowest score first.
+// expected output tokens, plus `recompute` (what prefilling a prefix another host holds would
+// cost the streams there, evaluation.ts recomputeCost) (or, with probability `explore`, any host:
+// a host that looks slow is still observed, so its recovery is learned); with `harm`, the least
+// harm among the hosts within LATENCY_BAND of that lowest score first.
 // Hosts the load gate excludes (eligible false) are never chosen; predictions NaN (nothing
 // learned) make the choice fall back (index NO_MODEL). Near-equal scores break ties at random.
 
@@ -70,7 +71,7 @@ function extreme(idx: i32[], score: f64[], highest: bool, pick: u32): i32 {
 }
 
 export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft: f64, sloTpot: f64,
-  mode: i32, explore: f64, sheddable: bool, expectedTokens: f64, d: Draws, harm: f64[] | null = null): Choice {
+  mode: i32, explore: f64, sheddable: bool, expectedTokens: f64, d: Draws, harm: f64[] | null = null, recompute: f64[] | null = null): Choice {
   const n = ttft.length;
   const known = new Array<i32>(0);
   for (let i = 0; i < n; i++) if (eligible[i] && !isNaN(ttft[i]) && !isNaN(tpot[i])) known.push(i);
@@ -79,7 +80,7 @@ export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft:
   if (!hasSlo) {
     if (explore > 0 && d.explore < explore) return new Choice(known[<i32>(d.pick % <u32>known.length)], "explore");
     const score = new Array<f64>(n).fill(Infinity);
-    for (let j = 0; j < known.length; j++) { const i = known[j]; score[i] = ttft[i] + tpot[i] * expectedTokens; }
+    for (let j = 0; j < known.length; j++) { const i = known[j]; score[i] = ttft[i] + tpot[i] * expectedTokens + (recompute !== null ? recompute[i] : 0.0); }
     if (harm === null) return new Choice(extreme(known, score, false, d.pick), "lowest_latency");
     const c = new Choice(extreme(leastHarm(nearLeast(known, score, LATENCY_BAND), harm), score, false, d.pick), "lowest_latency");
     c.avoided = harm[extreme(known, score, false, d.pick)] > harm[c.index];

@@ -4,6 +4,7 @@
 // (waitForSlot), else go late, only to a free slot, one left free for a while (lateToFreeSlot).
 // Pure: no host calls.
 import { Choice, chooseBySlo, Draws, NO_MODEL } from "./choose";
+import { HostModel } from "./model";
 
 /**
  * What a request brings to every evaluation of it, fixed at its first: its SLOs (ms, 0: none),
@@ -26,6 +27,9 @@ export class Evaluation {
   prefill: f64[];
   /** Other streams this request's prefill would make miss their TPOT SLO (sloInterference). */
   harm: f64[] | null = null;
+  /** Without an SLO: what recomputing a prefix another candidate holds would cost the streams
+   *  there, in ms summed over them (recomputeCost); null with an SLO. */
+  recompute: f64[] | null = null;
   eligible: bool[];
   choice: Choice = new Choice(NO_MODEL, "");
   at: i32 = 0;
@@ -47,6 +51,29 @@ export class Evaluation {
     this.prefill = new Array<f64>(n);
     this.eligible = new Array<bool>(n);
   }
+}
+
+/**
+ * A request without an SLO goes where its own latency is least, but a pod that lacks a prefix
+ * another candidate holds must prefill it again, and that prefill stalls every stream running
+ * there (an engine runs it in the same step as their decode). Per candidate: the TTFT model's
+ * price of its uncached tokens beyond the fewest of any eligible candidate, times the streams in
+ * flight there (at most `slots` when known: queued ones start after it). 0 where the request is
+ * cached best, and everywhere when no candidate holds more of it than another, so the choice is
+ * unchanged for prompts no pod has seen. Fills e.recompute.
+ */
+export function recomputeCost(e: Evaluation, models: HostModel[], slots: f64): void {
+  const n = e.uncached.length;
+  let fewest = Infinity;
+  for (let i = 0; i < n; i++) if (e.eligible[i]) fewest = min(fewest, e.uncached[i]);
+  const cost = new Array<f64>(n).fill(0.0);
+  for (let i = 0; i < n; i++) {
+    if (!(e.uncached[i] > fewest)) continue;
+    const q = e.inflight[i];
+    const extra = e.base[i] - models[i].predictTtft(fewest, q, slots, 0, e.prefill[i]);
+    cost[i] = max(0.0, extra) * (slots > 0 ? min(q, slots) : q);
+  }
+  e.recompute = cost;
 }
 
 /**

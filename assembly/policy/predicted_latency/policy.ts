@@ -31,7 +31,7 @@ import { prefixScores } from "../endpoint_metrics/prefix_signal";
 import { baseObservation, clipObservation, ttftFeatures, tpotFeatures } from "./model";
 import { ModelStore, PoolModel } from "./store";
 import { chooseBySlo, Draws, NO_MODEL, PICK_BEST_FIT, PICK_MOST_HEADROOM, PICK_TPOT_FIT, SHED } from "./choose";
-import { Evaluation, fewestInflight, lateReserve, lateToFreeSlot, RequestTerms, waitForSlot } from "./evaluation";
+import { Evaluation, fewestInflight, lateReserve, lateToFreeSlot, recomputeCost, RequestTerms, waitForSlot } from "./evaluation";
 import { OpenStream } from "./open_streams";
 import { CountsPart, FRESH_COUNTS_MAX, PickReads, PickReadsDone, PrefixPart } from "./pick_reads";
 import { HeldRequest, HoldList } from "./hold";
@@ -258,12 +258,13 @@ export class PredictedLatencyPolicy extends Policy {
       if (e.eligible[i]) anyEligible = true;
     }
     if (!anyEligible) { r.port.shed("limit"); return null; }
+    if (sloTtft <= 0 && sloTpot <= 0) recomputeCost(e, models, slots);
     // Held: what is left of the TTFT SLO (a hair above 0 once spent, so no host meets it).
     const ttftLeft = sloTtft > 0 ? max(1e-3, sloTtft - heldMs) : 0.0;
     e.sloTtft = sloTtft;
     e.ttftLeft = ttftLeft;
     const choice = chooseBySlo(e.decideTtft, e.tpot, e.eligible, ttftLeft, sloTpot,
-      pickMode(s.pick), s.exploration, r.priority == PRIORITY_LOW, expected, draws, harm);
+      pickMode(s.pick), s.exploration, r.priority == PRIORITY_LOW, expected, draws, harm, e.recompute);
     if (choice.index == SHED) { r.port.shed("slo_unmet"); return null; }
     e.choice = choice;
     e.at = choice.index == NO_MODEL ? fewestInflight(e.inflight, e.eligible, draws.pick) : choice.index;

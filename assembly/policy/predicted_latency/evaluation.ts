@@ -10,8 +10,10 @@ import { HostModel } from "./model";
  * What a request brings to every evaluation of it, fixed at its first: its SLOs (ms, 0: none),
  * prompt tokens (chars / 4; 0 when the body is unknown), expected output tokens (max_tokens, else
  * the route's expectedOutputTokens) and its random draws. A held request keeps these, not its body.
+ * `streaming`: it asked for a streamed response (its first chunk is its first token).
  */
 export class RequestTerms {
+  streaming: bool = false;
   constructor(public sloTtft: f64, public sloTpot: f64, public promptTokens: f64, public expected: f64, public draws: Draws) {}
 }
 

@@ -65,6 +65,8 @@ export class OpenStream {
   lastMs: f64 = 0;
   endMs: f64 = 0;
   status: i32 = 0;
+  /** The request asked for a streamed response: its first chunk is its first token (overdue). */
+  streaming: bool = false;
   constructor(public address: string, public pickedMs: f64, public expected: f64, public uncached: f64,
     public inflight: f64, public wait: f64, public baseTtft: f64, public predTtft: f64, public predTpot: f64,
     public prefillAhead: f64 = 0, public sloTpot: f64 = 0) {}
@@ -135,6 +137,25 @@ export class OpenStreams {
     if (sib !== null) for (let i = 0; i < sib.length; i++) if (sib[i].firstMs == 0) t += sib[i].uncached;
     if (c !== null) { c.prefillAt = now; c.prefillVersion = c.version; c.prefillSibVersion = sibVersion; c.prefill = t; }
     return t;
+  }
+
+  /**
+   * How far behind the model `address` runs: the longest any of this VM's streaming requests there
+   * without a first chunk yet has waited past its predicted TTFT (0: none). An engine that cannot
+   * admit what it was sent (its KV cache full before its batch slots) shows here at once, while
+   * the TTFT model learns it only from first tokens that come late. Non-streaming requests, whose
+   * first chunk is their end, and sibling VMs' streams (their records do not say which stream)
+   * are left out.
+   */
+  overdue(address: string, now: f64): f64 {
+    if (!this.byHost.has(address)) return 0;
+    const list = this.byHost.get(address);
+    let late: f64 = 0;
+    for (let i = 0; i < list.length; i++) {
+      const s = list[i];
+      if (s.streaming && s.firstMs == 0) late = max(late, now - s.pickedMs - s.predTtft);
+    }
+    return late;
   }
 
   /**

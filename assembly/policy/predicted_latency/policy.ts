@@ -193,6 +193,7 @@ export class PredictedLatencyPolicy extends Policy {
     const terms = new RequestTerms(sloTtft, sloOf(s.tpotHeader, s.tpotMs),
       body !== null && !body.truncated ? <f64>((body.promptChars() + 3) / 4) : 0, expected,
       new Draws(rng.nextFloat(), <u32>(rng.next() >> 32)));
+    terms.streaming = body !== null && body.streams();
     const e = this.evaluate(r, c, reads, 0, terms, this.late.aheadOf(deadline));
     if (e === null) return Verdict.Rejected;
     if (this.late.tryHold(r, c, reads, now, terms, e)) {
@@ -242,6 +243,9 @@ export class PredictedLatencyPolicy extends Policy {
       e.base[i] = m.predictTtft(e.uncached[i], q, slots, 0, e.prefill[i]);
       e.wait[i] = model.streams.waitFor(c.hosts[i], q, <i32>slots, m.predictTpot(slots, slots), e.base[i], fallbackTokens, now,
         sib, siblings.version);
+      // Without the batch slots no slot wait is predicted: how far behind the model the host runs
+      // stands in for it (a full KV cache, a queue the model has not seen yet).
+      if (slots <= 0) e.wait[i] = model.streams.overdue(c.hosts[i], now);
       e.ttft[i] = e.base[i] + e.wait[i];
       // What the choice compares: a wait for a slot is the least certain part (it depends on when
       // the running requests end), so it counts (1 + sloQueueMargin) times.
@@ -317,6 +321,7 @@ export class PredictedLatencyPolicy extends Policy {
     const b = e.base[at];
     const stream = new OpenStream(chosen, now, e.expected, e.uncached[at], e.inflight[at], e.wait[at], isFinite(b) ? max(0.0, b) : 0.0,
       e.ttft[at], e.tpot[at], e.prefill[at], t.sloTpot);
+    stream.streaming = t.streaming;
     this.observations.set(changetype<usize>(r), stream);
     model.streams.add(stream);
     model.publish(now);

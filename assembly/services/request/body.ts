@@ -36,6 +36,14 @@ export class RequestBody {
     return v !== null && v.isNumber() ? v.num() : 0;
   }
 
+  /** Whether the request asks for a streamed response (`"stream": true`). */
+  streams(): bool {
+    const j = this.json();
+    if (j === null) return false;
+    const v = j.get("stream");
+    return v !== null && v.bool();
+  }
+
   /** Characters of prompt text: chat message contents, `prompt`, or Responses API `input`. */
   promptChars(): i64 {
     const j = this.json();

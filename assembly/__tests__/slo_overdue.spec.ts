@@ -29,6 +29,15 @@ describe("OpenStreams.overdue", () => {
     o.add(stream("a", 900, true));
     expect(o.overdue("a", 1000)).toBe(50);
   });
+  it("leaves out a stream picked before anything was learned (no predicted TTFT)", () => {
+    const o = new OpenStreams();
+    const cold = new OpenStream("a", 0, 64, 100, 0, 0, 0, NaN, NaN);
+    cold.streaming = true;
+    o.add(cold);
+    expect(o.overdue("a", 500)).toBe(0);
+    o.add(stream("a", 400, true));
+    expect(o.overdue("a", 500)).toBe(50);
+  });
   it("forgets a stream removed (ended or aborted)", () => {
     const o = new OpenStreams();
     const s = stream("a", 0, true);

@@ -144,8 +144,8 @@ export class OpenStreams {
    * without a first chunk yet has waited past its predicted TTFT (0: none). An engine that cannot
    * admit what it was sent (its KV cache full before its batch slots) shows here at once, while
    * the TTFT model learns it only from first tokens that come late. Non-streaming requests, whose
-   * first chunk is their end, and sibling VMs' streams (their records do not say which stream)
-   * are left out.
+   * first chunk is their end, sibling VMs' streams (their records do not say which stream) and
+   * streams picked without a prediction are left out.
    */
   overdue(address: string, now: f64): f64 {
     if (!this.byHost.has(address)) return 0;
@@ -153,7 +153,8 @@ export class OpenStreams {
     let late: f64 = 0;
     for (let i = 0; i < list.length; i++) {
       const s = list[i];
-      if (s.streaming && s.firstMs == 0) late = max(late, now - s.pickedMs - s.predTtft);
+      // A stream picked before anything was learned has no prediction (NaN): it says nothing.
+      if (s.streaming && s.firstMs == 0 && isFinite(s.predTtft)) late = max(late, now - s.pickedMs - s.predTtft);
     }
     return late;
   }

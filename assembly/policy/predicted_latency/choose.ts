@@ -10,9 +10,9 @@
 //   PICK_MOST_HEADROOM: most headroom.
 // With probability `explore`, a random one of them. None can: a sheddable request is shed, any
 // other goes to the most headroom (the least late). Without an SLO: the lowest ttft + tpot x
-// expected output tokens, plus `recompute` (what prefilling a prefix another host holds would
-// cost the streams there, evaluation.ts recomputeCost) (or, with probability `explore`, any host:
-// a host that looks slow is still observed, so its recovery is learned); with `harm`, the least
+// expected output tokens + `recompute` (what prefilling a prefix another host holds would cost
+// the streams there: evaluation.ts recomputeCost), or, with probability `explore`, any host (a
+// host that looks slow is still observed, so its recovery is learned); with `harm`, the least
 // harm among the hosts within LATENCY_BAND of that lowest score first.
 // Hosts the load gate excludes (eligible false) are never chosen; predictions NaN (nothing
 // learned) make the choice fall back (index NO_MODEL). Near-equal scores break ties at random.

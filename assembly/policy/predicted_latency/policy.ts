@@ -241,11 +241,11 @@ export class PredictedLatencyPolicy extends Policy {
       const sib = siblings.on(c.hosts[i]);
       e.prefill[i] = model.streams.prefillAhead(c.hosts[i], now, sib, siblings.version);
       e.base[i] = m.predictTtft(e.uncached[i], q, slots, 0, e.prefill[i]);
-      e.wait[i] = model.streams.waitFor(c.hosts[i], q, <i32>slots, m.predictTpot(slots, slots), e.base[i], fallbackTokens, now,
-        sib, siblings.version);
       // Without the batch slots no slot wait is predicted: how far behind the model the host runs
       // stands in for it (a full KV cache, a queue the model has not seen yet).
-      if (slots <= 0) e.wait[i] = model.streams.overdue(c.hosts[i], now);
+      e.wait[i] = slots > 0
+        ? model.streams.waitFor(c.hosts[i], q, <i32>slots, m.predictTpot(slots, slots), e.base[i], fallbackTokens, now, sib, siblings.version)
+        : model.streams.overdue(c.hosts[i], now);
       e.ttft[i] = e.base[i] + e.wait[i];
       // What the choice compares: a wait for a slot is the least certain part (it depends on when
       // the running requests end), so it counts (1 + sloQueueMargin) times.

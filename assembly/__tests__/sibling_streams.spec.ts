@@ -60,6 +60,30 @@ describe("sibling records", () => {
     expect(ageOf(0, 1000)).toBe(0);
   });
 
+  it("carries a streaming request's predicted TTFT, so a sibling sees how far behind the host runs", () => {
+    const s = open("h1", 900, 16, 0);
+    s.lastMs = 0;
+    s.streaming = true;
+    const line = streamLine(s, 1000);
+    expect(line).toBe("h1 101 20 16 300 0 0 0 0 21"); // due: the predicted TTFT (20) + 1
+    const into = new Map<string, SiblingStream[]>();
+    expect(parseRecord(rec("b 1000\n" + line), "a", 1000, into)).toBe(1000);
+    expect(into.get("h1")[0].dueTtft).toBe(20);
+    // Picked at 900 with 20 ms predicted, no first chunk at 1000: 80 ms behind, for any VM.
+    expect(new OpenStreams().overdue("h1", 1000, into.get("h1"))).toBe(80);
+    // Started, or not streamed (its first chunk is its end): no due field, the line of before.
+    s.firstMs = 990;
+    expect(streamLine(s, 1000)).toBe("h1 101 20 16 300 11 0 0 0");
+    s.firstMs = 0;
+    s.streaming = false;
+    expect(streamLine(s, 1000)).toBe("h1 101 20 16 300 0 0 0 0");
+    const old = new Map<string, SiblingStream[]>();
+    expect(parseRecord(rec("b 1000\nh1 101 20 16 300 0 0 0 0\nh2 101 20 16 300 0 0 0 0 0"), "a", 1000, old)).toBe(1000);
+    expect(old.get("h1")[0].dueTtft).toBe(-1);
+    expect(old.get("h2")[0].dueTtft).toBe(-1);
+    expect(new OpenStreams().overdue("h1", 1000, old.get("h1"))).toBe(0);
+  });
+
   it("reads ends and held requests, skips lines that do not parse", () => {
     const into = new Map<string, SiblingStream[]>();
     const ends = new Map<string, f64[]>();

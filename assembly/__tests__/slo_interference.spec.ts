@@ -90,13 +90,13 @@ describe("the choice with harm", () => {
 });
 
 describe("a sibling record's stream line with its TPOT SLO", () => {
-  it("writes the SLO last and reads it back; a line of 7 fields (an older version's) reads as none", () => {
+  it("writes the SLO before the due field and reads it back; a line of 7 fields (an older version's) reads as none", () => {
     const w = new RecordWriter();
     writeStreamLine(w, stream("h1", 20, 130), 200);
     const line = String.UTF8.decode(w.bytes());
     expect(line).toBe("h1 111 10 16 0 71 71 0 20");
     const into = new Map<string, SiblingStream[]>();
-    expect(parseRecord(String.UTF8.encode("b 200\n" + line + "\nh2 1 2 3 4 5 6 7\nh3 1 2 3 4 5 6 7 -1\nh4 1 2 3 4 5 6 7 8 9"), "a", 250, into)).toBe(200);
+    expect(parseRecord(String.UTF8.encode("b 200\n" + line + "\nh2 1 2 3 4 5 6 7\nh3 1 2 3 4 5 6 7 -1\nh4 1 2 3 4 5 6 7 8 9 10"), "a", 250, into)).toBe(200);
     expect(into.get("h1")[0].sloTpot).toBe(20);
     expect(into.get("h2")[0].sloTpot).toBe(0);
     expect(into.has("h3")).toBe(false);

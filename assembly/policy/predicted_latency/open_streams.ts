@@ -53,6 +53,8 @@ class CachedWait {
 
 /** A sibling VM's stream as its record showed it (sibling_streams.ts). */
 export class SiblingStream {
+  /** A streaming request's predicted TTFT at its pick (ms; -1: not streamed, or not said). */
+  dueTtft: f64 = -1;
   constructor(public pickedMs: f64, public baseTtft: f64, public expected: f64, public uncached: f64,
     public firstMs: f64, public lastMs: f64, public events: f64, public sloTpot: f64 = 0) {}
 }
@@ -140,21 +142,28 @@ export class OpenStreams {
   }
 
   /**
-   * How far behind the model `address` runs: the longest any of this VM's streaming requests there
-   * without a first chunk yet has waited past its predicted TTFT (0: none). An engine that cannot
-   * admit what it was sent (its KV cache full before its batch slots) shows here at once, while
-   * the TTFT model learns it only from first tokens that come late. Non-streaming requests, whose
-   * first chunk is their end, sibling VMs' streams (their records do not say which stream) and
+   * How far behind the model `address` runs: the longest any streaming request there without a
+   * first chunk yet has waited past its predicted TTFT, this VM's and its siblings' (`sib`; their
+   * records carry it as `dueTtft`), 0 if none. An engine that cannot admit what it was sent (its
+   * KV cache full before its batch slots) shows here at once, while the TTFT model learns it only
+   * from first tokens that come late. Non-streaming requests, whose first chunk is their end, and
    * streams picked without a prediction are left out.
    */
-  overdue(address: string, now: f64): f64 {
-    if (!this.byHost.has(address)) return 0;
-    const list = this.byHost.get(address);
+  overdue(address: string, now: f64, sib: SiblingStream[] | null = null): f64 {
     let late: f64 = 0;
-    for (let i = 0; i < list.length; i++) {
-      const s = list[i];
-      // A stream picked before anything was learned has no prediction (NaN): it says nothing.
-      if (s.streaming && s.firstMs == 0 && isFinite(s.predTtft)) late = max(late, now - s.pickedMs - s.predTtft);
+    if (this.byHost.has(address)) {
+      const list = this.byHost.get(address);
+      for (let i = 0; i < list.length; i++) {
+        const s = list[i];
+        // A stream picked before anything was learned has no prediction (NaN): it says nothing.
+        if (s.streaming && s.firstMs == 0 && isFinite(s.predTtft)) late = max(late, now - s.pickedMs - s.predTtft);
+      }
+    }
+    if (sib !== null) {
+      for (let i = 0; i < sib.length; i++) {
+        const s = sib[i];
+        if (s.dueTtft >= 0 && s.firstMs == 0) late = max(late, now - s.pickedMs - s.dueTtft);
+      }
     }
     return late;
   }

@@ -245,7 +245,7 @@ export class PredictedLatencyPolicy extends Policy {
       // stands in for it (a full KV cache, a queue the model has not seen yet).
       e.wait[i] = slots > 0
         ? model.streams.waitFor(c.hosts[i], q, <i32>slots, m.predictTpot(slots, slots), e.base[i], fallbackTokens, now, sib, siblings.version)
-        : model.streams.overdue(c.hosts[i], now);
+        : model.streams.overdue(c.hosts[i], now, sib);
       e.ttft[i] = e.base[i] + e.wait[i];
       // What the choice compares: a wait for a slot is the least certain part (it depends on when
       // the running requests end), so it counts (1 + sloQueueMargin) times.

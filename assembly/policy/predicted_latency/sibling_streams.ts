@@ -14,8 +14,10 @@
 // are a prefix (readers stop at the first missing key). Record: "<tag> <published ms> <holding>"
 // (1 while the VM holds requests: a sibling's stream end wakes it, worker_wake.ts), then a
 // line per open stream "<host> <picked> <base ttft> <expected> <uncached> <first> <last> <events>
-// <tpot slo>" (the last, 0 for none, may be missing: a version before it wrote 7 fields, and reads
-// none of these lines: those streams are then known by the fleet's counts, as a gateway's),
+// <tpot slo> [<due>]" (tpot slo: 0 for none; due, only while a streaming request has no first
+// chunk: its predicted TTFT + 1, what OpenStreams.overdue reads; tpot slo may be missing too:
+// versions before them wrote 7 or 8 fields and read no line of more, so a stream not started is
+// known to them by the fleet's counts, as a gateway's, until it starts),
 // per stream ended in the last RECENT_END_MS "~<host> <picked> <ended>", per held request on
 // time "^<host waited for> <deadline>". Times are ms on the Envoy's clock, which all its workers
 // share: published and deadlines as they are, the others as their age at the publish plus 1 (0:
@@ -106,6 +108,7 @@ export function writeStreamLine(w: RecordWriter, s: OpenStream, published: f64):
   w.text(s.address);
   w.num(ageOf(s.pickedMs, published)); w.num(s.baseTtft); w.num(s.expected); w.num(s.uncached);
   w.num(ageOf(s.firstMs, published)); w.num(ageOf(s.lastMs, published)); w.num(<f64>s.tally.events); w.num(s.sloTpot);
+  if (s.streaming && s.firstMs == 0 && isFinite(s.predTtft)) w.num(max(0.0, s.predTtft) + 1);
 }
 
 /** Parses a record into `into` (its streams by host), `ends` (its recent ends by host: pick and end
@@ -124,7 +127,7 @@ export function parseRecord(value: ArrayBuffer, ownTag: string, now: f64, into: 
   const published = written + shift;
   if (now - published > SIB_STALE_MS) return -1;
   if (!c.atLineEnd && c.num() == 1 && holding !== null) holding.push(tag);
-  const v = new Array<f64>(8);
+  const v = new Array<f64>(9);
   // The list of the host of the line before (a record lists a host's lines together).
   let list: SiblingStream[] | null = null;
   while (c.nextLine()) {
@@ -155,7 +158,8 @@ export function parseRecord(value: ArrayBuffer, ownTag: string, now: f64, into: 
       if (unchecked(v[j]) < 0) ok = false;
     }
     unchecked(v[7] = ok && !c.atLineEnd ? c.num() : 0.0);
-    if (!ok || unchecked(v[7]) < 0 || !c.atLineEnd) continue;
+    unchecked(v[8] = ok && !c.atLineEnd ? c.num() : 0.0);
+    if (!ok || unchecked(v[7]) < 0 || unchecked(v[8]) < 0 || !c.atLineEnd) continue;
     unchecked(v[0] = timeOf(unchecked(v[0]), published));
     unchecked(v[4] = timeOf(unchecked(v[4]), published));
     unchecked(v[5] = timeOf(unchecked(v[5]), published));
@@ -172,6 +176,7 @@ export function parseRecord(value: ArrayBuffer, ownTag: string, now: f64, into: 
       st = new SiblingStream(unchecked(v[0]), unchecked(v[1]), unchecked(v[2]), unchecked(v[3]), unchecked(v[4]), unchecked(v[5]), unchecked(v[6]),
         unchecked(v[7]));
     }
+    st.dueTtft = unchecked(v[8]) > 0 ? unchecked(v[8]) - 1 : -1.0;
     list.push(st);
   }
   return published;

@@ -62,6 +62,31 @@ export function weightOf(s: f64[]): f64 {
  * Gaussian elimination with partial pivoting on k x k (k <= 4): well under a microsecond.
  */
 export function solve(s: f64[], k: i32, prior: f64[] | null, ridge: f64): f64[] | null {
+  return solveFixed(s, k, prior, ridge, null);
+}
+
+/**
+ * As solve, with no slope (every coefficient but the intercept) below 0: the most negative one is
+ * fixed at 0 and the rest solved again, until none is (at most k - 1 solves; the active set of
+ * NNLS, enough for k <= 4). Without batch slots the requests in flight are the model's only load
+ * signal, and a slope below 0 (collinear features: cached prompts go where the load is) made a
+ * loaded pod look faster the more it was sent (bench/RESULTS.md 12.1j).
+ */
+export function solveNonNegative(s: f64[], k: i32, prior: f64[] | null, ridge: f64): f64[] | null {
+  const fixed = new Array<bool>(k).fill(false);
+  for (let round = 0; round < k; round++) {
+    const theta = solveFixed(s, k, prior, ridge, fixed);
+    if (theta === null) return null;
+    let worst = -1;
+    for (let j = 1; j < k; j++) if (theta[j] < 0 && (worst < 0 || theta[j] < theta[worst])) worst = j;
+    if (worst < 0) return theta;
+    fixed[worst] = true;
+  }
+  return null;
+}
+
+/** solve with the coefficients `fixed` (when given) held at 0. */
+function solveFixed(s: f64[], k: i32, prior: f64[] | null, ridge: f64, fixed: bool[] | null): f64[] | null {
   if (weightOf(s) <= 0 && prior === null) return null;
   const w = k + 1;
   const m = new Array<f64>(k * w);
@@ -76,6 +101,13 @@ export function solve(s: f64[], k: i32, prior: f64[] | null, ridge: f64): f64[] 
   for (let r = 0; r < k; r++) {
     m[r * w + r] += ridge;
     m[r * w + k] = s[at] + (prior !== null ? ridge * prior[r] : 0); at++;
+  }
+  if (fixed !== null) {
+    for (let r = 0; r < k; r++) {
+      if (!fixed[r]) continue;
+      for (let c = 0; c <= k; c++) m[r * w + c] = 0;
+      m[r * w + r] = 1;
+    }
   }
   for (let col = 0; col < k; col++) {
     let pivot = col;
@@ -169,21 +201,24 @@ export class HostModel {
 /**
  * Fits every host: the pooled stats give the fleet prior (small ridge), each host's own stats are
  * pulled toward it with `ridge` (about that many pseudo-observations). Hosts without stats get
- * the prior itself.
+ * the prior itself. `nonNegative` (no batch slots configured): no slope below 0
+ * (solveNonNegative); with batch slots the slot wait carries the load and the linear terms are
+ * its correction, which may be negative (constrained there, 4-slot SLO attainment fell 0.8-4 points).
  */
-export function fitHosts(ttftStats: f64[][], tpotStats: f64[][], ridge: f64): HostModel[] {
+export function fitHosts(ttftStats: f64[][], tpotStats: f64[][], ridge: f64, nonNegative: bool = false): HostModel[] {
   const n = ttftStats.length;
   const poolT = emptyStats(TTFT_K);
   const poolP = emptyStats(TPOT_K);
   for (let i = 0; i < n; i++) { addStats(poolT, ttftStats[i]); addStats(poolP, tpotStats[i]); }
-  const priorT = solve(poolT, TTFT_K, null, 1e-3 * max(1.0, weightOf(poolT)));
-  const priorP = solve(poolP, TPOT_K, null, 1e-3 * max(1.0, weightOf(poolP)));
+  const fit: (s: f64[], k: i32, prior: f64[] | null, ridge: f64) => f64[] | null = nonNegative ? solveNonNegative : solve;
+  const priorT = fit(poolT, TTFT_K, null, 1e-3 * max(1.0, weightOf(poolT)));
+  const priorP = fit(poolP, TPOT_K, null, 1e-3 * max(1.0, weightOf(poolP)));
   const out = new Array<HostModel>(n);
   for (let i = 0; i < n; i++) {
     let t: f64[] | null = null;
     let p: f64[] | null = null;
-    if (priorT !== null) t = solve(ttftStats[i], TTFT_K, priorT, ridge);
-    if (priorP !== null) p = solve(tpotStats[i], TPOT_K, priorP, ridge);
+    if (priorT !== null) t = fit(ttftStats[i], TTFT_K, priorT, ridge);
+    if (priorP !== null) p = fit(tpotStats[i], TPOT_K, priorP, ridge);
     out[i] = new HostModel(t, p);
   }
   return out;

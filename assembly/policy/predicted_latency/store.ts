@@ -133,7 +133,7 @@ export class PoolModel {
       t[i] = h.ttft;
       p[i] = h.tpot;
     }
-    this.fitted = fitHosts(t, p, this.s.ridge);
+    this.fitted = fitHosts(t, p, this.s.ridge, this.s.batchSlots == 0);
     this.fitFor = sig;
     return this.fitted;
   }

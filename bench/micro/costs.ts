@@ -29,6 +29,7 @@ interface Entry {
   candidatesRefreshed?(n: number): number;
   slotWaitFull?(n: number): number;
   slotWaitReused?(n: number): number;
+  overdueWait?(n: number): number;
   parseMetrics(n: number): number;
   scrapeSnapshot(n: number): number;
 }
@@ -141,6 +142,14 @@ function specs(kind: "hash-cost" | "parse-cost"): Spec[] {
         run: (e) => (k) => (e.slotWaitFull === undefined ? -1 : e.slotWaitFull(k)), entry: "bench/micro/entry-slo.ts" });
       out.push({ what: "the same, requests 0.01 ms apart (the wait reused within 2 ms)", input: `${slots} slots, ${streams} open streams`, data, n: n * 10,
         run: (e) => (k) => (e.slotWaitReused === undefined ? -1 : e.slotWaitReused(k)), entry: "bench/micro/entry-slo.ts" });
+    }
+    // Without batch slots: the overdue wait, a pass over the pod's streams per candidate (no reuse).
+    for (const [started, streams, n] of [[4, 8, 20_000], [64, 300, 2_000], [64, 1000, 500]] as const) {
+      const data = Buffer.alloc(8);
+      data.writeInt32LE(started, 0);
+      data.writeInt32LE(streams, 4);
+      out.push({ what: "predicted_latency per candidate without modelBatchSlots: overdue wait", input: `${streams} open streams, ${started} started`, data, n,
+        run: (e) => (k) => (e.overdueWait === undefined ? -1 : e.overdueWait(k)), entry: "bench/micro/entry-slo.ts" });
     }
     // Scale of a pick, plugin side: every request reads the cluster's host map and its candidate set.
     for (const [hosts, n] of [[10, 2000], [1000, 100], [10_000, 10]] as const) {

@@ -51,3 +51,15 @@ export function slotWaitReused(iterations: i32): i32 {
   }
   return <i32>(acc / <f64>max(iterations, 1));
 }
+
+/** Without batch slots: one candidate's overdue wait (a pass over the pod's N streaming requests,
+ *  the first S started), `iterations` times. */
+export function overdueWait(iterations: i32): i32 {
+  const o = inputPod();
+  if (o === null) return -1;
+  const list = o.lists();
+  for (let j = 0; j < list.length; j++) for (let i = 0; i < list[j].length; i++) list[j][i].streaming = true;
+  let acc: f64 = 0;
+  for (let k = 0; k < iterations; k++) acc += o.overdue(HOST, 600 + <f64>k * 0.001);
+  return <i32>(acc / <f64>max(iterations, 1));
+}

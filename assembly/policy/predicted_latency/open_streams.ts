@@ -72,6 +72,13 @@ export class OpenStream {
   constructor(public address: string, public pickedMs: f64, public expected: f64, public uncached: f64,
     public inflight: f64, public wait: f64, public baseTtft: f64, public predTtft: f64, public predTpot: f64,
     public prefillAhead: f64 = 0, public sloTpot: f64 = 0) {}
+
+  /** Its predicted TTFT while it is a streaming request without a first chunk (what overdue reads
+   *  and a sibling record's due field carries, SiblingStream.dueTtft), else -1; a stream picked
+   *  before anything was learned (NaN) has none. */
+  dueTtft(): f64 {
+    return this.streaming && this.firstMs == 0 && isFinite(this.predTtft) ? max(0.0, this.predTtft) : -1.0;
+  }
 }
 
 /** Adds to `out` a stream's TPOT slack (ms): what a stall may take before the stream, predicted
@@ -154,9 +161,8 @@ export class OpenStreams {
     if (this.byHost.has(address)) {
       const list = this.byHost.get(address);
       for (let i = 0; i < list.length; i++) {
-        const s = list[i];
-        // A stream picked before anything was learned has no prediction (NaN): it says nothing.
-        if (s.streaming && s.firstMs == 0 && isFinite(s.predTtft)) late = max(late, now - s.pickedMs - s.predTtft);
+        const due = list[i].dueTtft();
+        if (due >= 0) late = max(late, now - list[i].pickedMs - due);
       }
     }
     if (sib !== null) {

@@ -108,7 +108,8 @@ export function writeStreamLine(w: RecordWriter, s: OpenStream, published: f64):
   w.text(s.address);
   w.num(ageOf(s.pickedMs, published)); w.num(s.baseTtft); w.num(s.expected); w.num(s.uncached);
   w.num(ageOf(s.firstMs, published)); w.num(ageOf(s.lastMs, published)); w.num(<f64>s.tally.events); w.num(s.sloTpot);
-  if (s.streaming && s.firstMs == 0 && isFinite(s.predTtft)) w.num(max(0.0, s.predTtft) + 1);
+  const due = s.dueTtft();
+  if (due >= 0) w.num(due + 1);
 }
 
 /** Parses a record into `into` (its streams by host), `ends` (its recent ends by host: pick and end

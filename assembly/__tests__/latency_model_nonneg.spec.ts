@@ -35,6 +35,20 @@ describe("solveNonNegative", () => {
     expect(b[1]).toBeCloseTo(40);
     expect(b[2]).toBeCloseTo(2);
   });
+  it("fits when a second slope must be fixed (a fixed one comes back as -0 from the elimination, not below 0)", () => {
+    // Four hosts' TTFT stats, pooled, from a higress run (bench/RESULTS.md 12.1k): the uncached
+    // slope goes below 0, then the in-flight one; solved again it came back as -3e-16, was fixed
+    // again, and after k rounds the fit was null: no model at all, every pick the fallback.
+    const s: f64[] = [21.751495010120003, 2.4301315609745, 48.646322252625, 3.488876358355, 0.39238757732420004,
+      6.602876358255, 0.30702111950485, 160.14727149565002, 10.484959892055, 0.922676470329, 521.3515025165,
+      55.424932217800006, 1188.121613369, 89.77070198164999, 13088.238037715, 21.751495010120003];
+    const t = solveNonNegative(s, TTFT_K, null, 1e-3 * 21.751495010120003);
+    expect(t).not.toBeNull();
+    for (let j = 1; j < TTFT_K; j++) expect(t![j]).toBeGreaterThanOrEqual(0);
+    expect(t![1]).toBe(0);
+    expect(t![2]).toBe(0);
+    expect(t![3]).toBeGreaterThan(0);
+  });
   it("fitHosts applies it only when asked (no batch slots configured)", () => {
     const t = [rising()];
     const p = [falling()];

@@ -1,6 +1,6 @@
 // predicted_latency's choice by headroom (best fit / most headroom, shedding sheddable requests
 // no host can serve in time, the least late otherwise, load gate, exploration, ties) and its response tally.
-import { chooseBySlo, Draws, headroomOf, NO_MODEL, PICK_BEST_FIT, PICK_MOST_HEADROOM, PICK_TPOT_FIT, SHED } from "../policy/predicted_latency/choose";
+import { chooseBySlo, Draws, headroomOf, LOAD_BAND, NO_MODEL, PICK_BEST_FIT, PICK_MOST_HEADROOM, PICK_TPOT_FIT, SHED } from "../policy/predicted_latency/choose";
 import { ResponseTally } from "../policy/predicted_latency/response_scan";
 
 const ALL3: bool[] = [true, true, true];
@@ -56,6 +56,25 @@ describe("chooseBySlo", () => {
     const c = chooseBySlo([100, 50, 80], [6, 20, 5], ALL3, 0, 0, PICK_BEST_FIT, 0, false, 100, NO_EXPLORE);
     expect(c.index).toBe(2);
     expect(c.reason).toBe("lowest_latency");
+  });
+  it("without an SLO, hosts within LOAD_BAND of the lowest score holding as much of the prompt: the fewest in flight", () => {
+    // Scores 100 + 5 x 100 = 600, 630 (5% more), 700: host 1 has fewer in flight.
+    const ttft: f64[] = [100, 130, 200];
+    const tpot: f64[] = [5, 5, 5];
+    const inflight: f64[] = [6, 2, 0];
+    const same: f64[] = [500, 500, 500];
+    expect(chooseBySlo(ttft, tpot, ALL3, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE).index).toBe(0);
+    const c = chooseBySlo(ttft, tpot, ALL3, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, null, null, inflight, same);
+    expect(c.index).toBe(1);
+    expect(c.reason).toBe("lowest_latency");
+    // Host 2 has the fewest but is beyond the band (700 > 600 x 1.1).
+    expect(LOAD_BAND).toBeLessThan(700.0 / 600.0 - 1);
+    // Host 1 holds less of the prompt than host 0: its gap is the cache, not the model's noise.
+    expect(chooseBySlo(ttft, tpot, ALL3, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, null, null, inflight, [0, 500, 500]).index).toBe(0);
+    // ...and one holding more of it is alike.
+    expect(chooseBySlo(ttft, tpot, ALL3, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, null, null, inflight, [500, 0, 500]).index).toBe(1);
+    // Equal in flight: the lowest score.
+    expect(chooseBySlo(ttft, tpot, ALL3, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, null, null, [2, 2, 0], same).index).toBe(0);
   });
   it("explores among the feasible hosts only", () => {
     const ttft: f64[] = [90, 40, 500];

@@ -11,8 +11,13 @@
 //   onto its pod until first tokens came late (TTFT p99 1.7 s against prefix_cache's 111 ms; now
 //   114 ms); with 4 workers, the overdue wait alone left 756 ms (the model's in-flight slope
 //   went below 0, the loaded pod looked faster), both 115 ms.
+// - Alike pods: hosts within LOAD_BAND of the lowest score that hold as much of the prompt go by
+//   the fewest in flight (choose.ts fewestNear). By the lowest score alone, noise between alike
+//   pods' models piled requests onto one of them (photoroom, 4 gateways: TTFT p99 309 ms against
+//   global_least_request's 151; now 163).
 import { describe, expect, it } from "vitest";
 import { hotPrefix, sharedPrefix } from "../../bench/scenarios/inference-perf.js";
+import { photoroom } from "../../bench/scenarios/seeds.js";
 import { runVirtualScenario } from "../../bench/virtual/run-virtual.js";
 import type { LoadScenario } from "../../bench/scenarios/types.js";
 
@@ -40,5 +45,12 @@ describe("predicted_latency without an SLO or modelBatchSlots", () => {
   it("...nor with 4 workers, each seeing the others' streams through their records", async () => {
     const { affinity, predicted } = await againstPrefixCache(hotPrefix, undefined, 4);
     expect(predicted.ttftMs.p99).toBeLessThan(affinity.ttftMs.p99 * 2);
+  }, 60_000);
+
+  it("sends a request the model cannot place among alike pods to the fewest in flight (nothing shared, 4 gateways)", async () => {
+    const report = await runVirtualScenario(photoroom, { quiet: true, policies: ["global_least_request", "predicted_latency"] });
+    const [global, predicted] = report.runs.map((r) => r.summary!);
+    expect(predicted.failed).toBe(0);
+    expect(predicted.ttftMs.p99).toBeLessThan(global.ttftMs.p99 * 1.5);
   }, 60_000);
 });

@@ -13,7 +13,9 @@
 // expected output tokens + `recompute` (what prefilling a prefix another host holds would cost
 // the streams there: evaluation.ts recomputeCost), or, with probability `explore`, any host (a
 // host that looks slow is still observed, so its recovery is learned); with `harm`, the least
-// harm among the hosts within LATENCY_BAND of that lowest score first.
+// harm among the hosts within LATENCY_BAND of that lowest score first; with `inflight` and
+// `uncached`, the fewest in flight among the hosts within LOAD_BAND of the lowest score that hold
+// as much of the prompt (fewestNear).
 // Hosts the load gate excludes (eligible false) are never chosen; predictions NaN (nothing
 // learned) make the choice fall back (index NO_MODEL). Near-equal scores break ties at random.
 
@@ -25,6 +27,14 @@ export const PICK_TPOT_FIT: i32 = 2;
 export const TPOT_BAND: f64 = 0.1;
 /** Without an SLO, the latency a request may give up (a share of the lowest score) to harm fewer streams. */
 export const LATENCY_BAND: f64 = 0.1;
+/**
+ * Without an SLO, hosts whose scores are this close (a share of the lowest) and that hold as much
+ * of the prompt are alike to the model, and the request goes to the fewest in flight among them.
+ * Alike pods' models differ by a few percent (TPOT x hundreds of output tokens: 0.2 ms is 40 ms),
+ * and the lowest score piled requests onto one pod (higress: 8 in flight there, 2 on another);
+ * the model does not see a KV cache filling, the count of requests does (bench/RESULTS.md 12.1k).
+ */
+export const LOAD_BAND: f64 = 0.1;
 
 export const NO_MODEL: i32 = -2;
 export const SHED: i32 = -1;
@@ -71,7 +81,7 @@ function extreme(idx: i32[], score: f64[], highest: bool, pick: u32): i32 {
 }
 
 export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft: f64, sloTpot: f64,
-  mode: i32, explore: f64, sheddable: bool, expectedTokens: f64, d: Draws, harm: f64[] | null = null, recompute: f64[] | null = null): Choice {
+  mode: i32, explore: f64, sheddable: bool, expectedTokens: f64, d: Draws, harm: f64[] | null = null, recompute: f64[] | null = null, inflight: f64[] | null = null, uncached: f64[] | null = null): Choice {
   const n = ttft.length;
   const known = new Array<i32>(0);
   for (let i = 0; i < n; i++) if (eligible[i] && !isNaN(ttft[i]) && !isNaN(tpot[i])) known.push(i);
@@ -81,9 +91,9 @@ export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft:
     if (explore > 0 && d.explore < explore) return new Choice(known[<i32>(d.pick % <u32>known.length)], "explore");
     const score = new Array<f64>(n).fill(Infinity);
     for (let j = 0; j < known.length; j++) { const i = known[j]; score[i] = ttft[i] + tpot[i] * expectedTokens + (recompute !== null ? recompute[i] : 0.0); }
-    if (harm === null) return new Choice(extreme(known, score, false, d.pick), "lowest_latency");
-    const c = new Choice(extreme(leastHarm(nearLeast(known, score, LATENCY_BAND), harm), score, false, d.pick), "lowest_latency");
-    c.avoided = harm[extreme(known, score, false, d.pick)] > harm[c.index];
+    if (harm === null) return new Choice(fewestNear(known, score, inflight, uncached, d.pick), "lowest_latency");
+    const c = new Choice(fewestNear(leastHarm(nearLeast(known, score, LATENCY_BAND), harm), score, inflight, uncached, d.pick), "lowest_latency");
+    c.avoided = harm[fewestNear(known, score, inflight, uncached, d.pick)] > harm[c.index];
     return c;
   }
   const h = new Array<f64>(n).fill(-Infinity);
@@ -108,6 +118,24 @@ export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft:
   }
   const bestFit = mode == PICK_BEST_FIT;
   return new Choice(extreme(ok, h, !bestFit, d.pick), bestFit ? "slo_best_fit" : "slo_most_headroom");
+}
+
+/**
+ * Without an SLO: the lowest score, unless a host within LOAD_BAND of it (a share of it) that holds
+ * at least as much of the prompt (uncached tokens no more than the lowest's) has fewer requests
+ * in flight; then the fewest in flight among those, the lowest score among ties. Without
+ * `inflight` or `uncached`: the lowest score.
+ */
+function fewestNear(idx: i32[], score: f64[], inflight: f64[] | null, uncached: f64[] | null, pick: u32): i32 {
+  const best = extreme(idx, score, false, pick);
+  if (inflight === null || uncached === null) return best;
+  const limit = score[best] + LOAD_BAND * abs(score[best]);
+  const alike = new Array<i32>(0);
+  for (let j = 0; j < idx.length; j++) {
+    const i = idx[j];
+    if (score[i] <= limit && uncached[i] <= uncached[best]) alike.push(i);
+  }
+  return extreme(nearLeast(alike, inflight, 0), score, false, pick);
 }
 
 /** tpot_fit within `band`: the least TTFT (with a TTFT SLO), else the most headroom. */

@@ -268,7 +268,7 @@ export class PredictedLatencyPolicy extends Policy {
     e.sloTtft = sloTtft;
     e.ttftLeft = ttftLeft;
     const choice = chooseBySlo(e.decideTtft, e.tpot, e.eligible, ttftLeft, sloTpot,
-      pickMode(s.pick), s.exploration, r.priority == PRIORITY_LOW, expected, draws, harm, e.recompute);
+      pickMode(s.pick), s.exploration, r.priority == PRIORITY_LOW, expected, draws, harm, e.recompute, e.inflight, e.uncached);
     if (choice.index == SHED) { r.port.shed("slo_unmet"); return null; }
     e.choice = choice;
     e.at = choice.index == NO_MODEL ? fewestInflight(e.inflight, e.eligible, draws.pick) : choice.index;

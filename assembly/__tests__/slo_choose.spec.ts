@@ -66,7 +66,7 @@ describe("chooseBySlo", () => {
     expect(chooseBySlo(ttft, tpot, ALL3, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE).index).toBe(0);
     const c = chooseBySlo(ttft, tpot, ALL3, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, null, null, inflight, same);
     expect(c.index).toBe(1);
-    expect(c.reason).toBe("lowest_latency");
+    expect(c.reason).toBe("alike_fewest");
     // Host 2 has the fewest but is beyond the band (700 > 600 x 1.1).
     expect(LOAD_BAND).toBeLessThan(700.0 / 600.0 - 1);
     // Host 1 holds less of the prompt than host 0: its gap is the cache, not the model's noise.
@@ -74,7 +74,9 @@ describe("chooseBySlo", () => {
     // ...and one holding more of it is alike.
     expect(chooseBySlo(ttft, tpot, ALL3, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, null, null, inflight, [500, 0, 500]).index).toBe(1);
     // Equal in flight: the lowest score.
-    expect(chooseBySlo(ttft, tpot, ALL3, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, null, null, [2, 2, 0], same).index).toBe(0);
+    const tie = chooseBySlo(ttft, tpot, ALL3, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, null, null, [2, 2, 0], same);
+    expect(tie.index).toBe(0);
+    expect(tie.reason).toBe("lowest_latency");
   });
   it("explores among the feasible hosts only", () => {
     const ttft: f64[] = [90, 40, 500];

@@ -12,7 +12,7 @@
 //   114 ms); with 4 workers, the overdue wait alone left 756 ms (the model's in-flight slope
 //   went below 0, the loaded pod looked faster), both 115 ms.
 // - Alike pods: hosts within LOAD_BAND of the lowest score that hold as much of the prompt go by
-//   the fewest in flight (choose.ts fewestNear). By the lowest score alone, noise between alike
+//   the fewest in flight (choose.ts lowestLatency, reason alike_fewest). By the lowest score alone, noise between alike
 //   pods' models piled requests onto one of them (photoroom, 4 gateways: TTFT p99 309 ms against
 //   global_least_request's 151; now 163).
 import { describe, expect, it } from "vitest";

@@ -15,7 +15,7 @@
 // host that looks slow is still observed, so its recovery is learned); with `harm`, the least
 // harm among the hosts within LATENCY_BAND of that lowest score first; with `inflight` and
 // `uncached`, the fewest in flight among the hosts within LOAD_BAND of the lowest score that hold
-// as much of the prompt (fewestNear).
+// as much of the prompt (lowestLatency; reason alike_fewest when that is not the lowest).
 // Hosts the load gate excludes (eligible false) are never chosen; predictions NaN (nothing
 // learned) make the choice fall back (index NO_MODEL). Near-equal scores break ties at random.
 
@@ -91,9 +91,9 @@ export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft:
     if (explore > 0 && d.explore < explore) return new Choice(known[<i32>(d.pick % <u32>known.length)], "explore");
     const score = new Array<f64>(n).fill(Infinity);
     for (let j = 0; j < known.length; j++) { const i = known[j]; score[i] = ttft[i] + tpot[i] * expectedTokens + (recompute !== null ? recompute[i] : 0.0); }
-    if (harm === null) return new Choice(fewestNear(known, score, inflight, uncached, d.pick), "lowest_latency");
-    const c = new Choice(fewestNear(leastHarm(nearLeast(known, score, LATENCY_BAND), harm), score, inflight, uncached, d.pick), "lowest_latency");
-    c.avoided = harm[fewestNear(known, score, inflight, uncached, d.pick)] > harm[c.index];
+    if (harm === null) return lowestLatency(known, score, inflight, uncached, d.pick);
+    const c = lowestLatency(leastHarm(nearLeast(known, score, LATENCY_BAND), harm), score, inflight, uncached, d.pick);
+    c.avoided = harm[lowestLatency(known, score, inflight, uncached, d.pick).index] > harm[c.index];
     return c;
   }
   const h = new Array<f64>(n).fill(-Infinity);
@@ -121,21 +121,22 @@ export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft:
 }
 
 /**
- * Without an SLO: the lowest score, unless a host within LOAD_BAND of it (a share of it) that holds
- * at least as much of the prompt (uncached tokens no more than the lowest's) has fewer requests
- * in flight; then the fewest in flight among those, the lowest score among ties. Without
- * `inflight` or `uncached`: the lowest score.
+ * Without an SLO: the lowest score (reason lowest_latency), unless a host within LOAD_BAND of it
+ * (a share of it) that holds at least as much of the prompt (uncached tokens no more than the
+ * lowest's) has fewer requests in flight; then the fewest in flight among those, the lowest score
+ * among ties (reason alike_fewest). Without `inflight` or `uncached`: the lowest score.
  */
-function fewestNear(idx: i32[], score: f64[], inflight: f64[] | null, uncached: f64[] | null, pick: u32): i32 {
+function lowestLatency(idx: i32[], score: f64[], inflight: f64[] | null, uncached: f64[] | null, pick: u32): Choice {
   const best = extreme(idx, score, false, pick);
-  if (inflight === null || uncached === null) return best;
+  if (inflight === null || uncached === null) return new Choice(best, "lowest_latency");
   const limit = score[best] + LOAD_BAND * abs(score[best]);
   const alike = new Array<i32>(0);
   for (let j = 0; j < idx.length; j++) {
     const i = idx[j];
     if (score[i] <= limit && uncached[i] <= uncached[best]) alike.push(i);
   }
-  return extreme(nearLeast(alike, inflight, 0), score, false, pick);
+  const chosen = extreme(nearLeast(alike, inflight, 0), score, false, pick);
+  return new Choice(chosen, chosen == best ? "lowest_latency" : "alike_fewest");
 }
 
 /** tpot_fit within `band`: the least TTFT (with a TTFT SLO), else the most headroom. */

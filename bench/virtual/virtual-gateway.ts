@@ -22,7 +22,8 @@ import { LocalLoadBalancer, type LbPolicy } from "../../host-test/gateway/local-
 import { PassThroughStream } from "../../host-test/gateway/pass-through.js";
 import { MODEL_CLUSTER, ROUTE_NAME } from "../../host-test/local-stack.js";
 import { SeededRandom } from "../../host-test/sim/random.js";
-import type { SimRequest, TokenEvent } from "../../host-test/sim/request.js";
+import type { RequestResult, SimRequest, TokenEvent } from "../../host-test/sim/request.js";
+import { usageOf } from "../../host-test/sim/openai.js";
 import type { EventClock } from "./event-clock.js";
 import type { VirtualRedisLink } from "./redis-link.js";
 import type { VirtualFleet } from "./virtual-fleet.js";
@@ -154,6 +155,16 @@ const SSE_HEADERS: Array<[string, string]> = [[":status", "200"], ["content-type
 const DONE_CHUNK = Buffer.from("data: [DONE]\n\n");
 const DEBUG_HEADER = "x-llmlb-debug";
 
+/** The request's `stream_options.include_usage` (host-test/sim/openai.ts reads the same). */
+function wantsUsage(body: unknown): boolean {
+  const options = (body as { stream_options?: { include_usage?: unknown } } | null)?.stream_options;
+  return options?.include_usage === true;
+}
+
+function usageChunk(result: RequestResult): Buffer {
+  return Buffer.from(`data: ${JSON.stringify({ object: "chat.completion.chunk", choices: [], usage: usageOf(result) })}\n\n`);
+}
+
 /** One SSE event per token, as the simulator's server streams them. */
 function sseEvents(texts: readonly string[]): string {
   let out = "";
@@ -269,7 +280,9 @@ class VirtualExchange implements StreamSink {
         this.endLater(this.ending);
         return;
       }
-      this.filter.responseData(words.length > 1 && !this.tokenChunks ? Buffer.concat([Buffer.from(sseEvents(words.slice(1))), DONE_CHUNK]) : DONE_CHUNK, true);
+      // As the simulator's HTTP server: a usage chunk before [DONE] when the request asked for it.
+      const tail = wantsUsage(this.req.bodyObject) ? Buffer.concat([usageChunk(result), DONE_CHUNK]) : DONE_CHUNK;
+      this.filter.responseData(words.length > 1 && !this.tokenChunks ? Buffer.concat([Buffer.from(sseEvents(words.slice(1))), tail]) : tail, true);
     });
   }
 

@@ -121,4 +121,15 @@ describe("ResponseTally", () => {
     expect(t.events).toBe(0);
     expect(t.tokens()).toBe(42);
   });
+  it("reads the share of the prompt the engine found cached (prompt_tokens_details.cached_tokens)", () => {
+    const t = new ResponseTally();
+    t.scan(bytes("data: {\"choices\":[{\"delta\":{\"content\":\"say \\\"prompt_tokens\\\": 1\"}}]}\n\n"));
+    expect(t.cachedShare()).toBe(-1);
+    t.scan(bytes("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":200,\"completion_tokens\":5,\"total_tokens\":205,"));
+    expect(t.cachedShare()).toBe(-1); // no cached_tokens yet (an engine without prompt tokens details)
+    t.scan(bytes("\"prompt_tokens_details\":{\"cached_tokens\":150}}}\n\ndata: [DONE]\n\n"));
+    expect(t.promptTokens).toBe(200);
+    expect(t.cachedShare()).toBeCloseTo(0.75);
+    expect(t.tokens()).toBe(5);
+  });
 });

@@ -8,54 +8,15 @@
 // the long prompt's prefill there. A request without an SLO weighs the harm only among the pods
 // within 10% of its lowest predicted latency.
 import { describe, expect, it } from "vitest";
-import { CHAT_BODY, CLUSTER, host, hosts, postChat, useRedisHost } from "./harness.js";
+import { CHAT_BODY, postChat, useRedisHost } from "./harness.js";
 import type { TestHost, TestStream } from "../../host-test/facade/index.js";
 import { finish, start } from "./slo-streams.js";
+import { followUp, LOOSE, longBody, longText, serve, taughtHost as taught } from "./slo-prompts.js";
 
 const t = useRedisHost();
+const taughtHost = (extra: Record<string, unknown>, pods = 2) => taught(t, extra, pods);
 
-const LOOSE = { "x-slo-ttft-ms": "5000", "x-slo-tpot-ms": "1000" };
 const TIGHT = { "x-slo-ttft-ms": "5000", "x-slo-tpot-ms": "16" };
-
-/** A chat body of a prompt of about `tokens` tokens (4 chars each), unlike any other (no prefix hit). */
-let bodies = 0;
-function longBody(tokens: number): string {
-  bodies++;
-  // Every word of one body the same 3 characters, unlike any other body's (base 36: 46,656 bodies).
-  const word = bodies.toString(36).padStart(3, "0");
-  const words = Array.from({ length: tokens }, () => word).join(" ");
-  return JSON.stringify({ model: "m", messages: [{ role: "user", content: words }], max_tokens: 16 });
-}
-
-/** Serves `s` (already sent): first token after `ttftMs`, TPOT 10 ms. */
-async function serve(h: TestHost, s: TestStream, ttftMs: number): Promise<void> {
-  await h.redisIdle();
-  h.advance(ttftMs);
-  start(s);
-  h.advance(10);
-  finish(s);
-  await h.redisIdle();
-}
-
-/** Two pods taught alike: short prompts 20 ms to the first token, 1,000-token prompts 120 ms. */
-async function taughtHost(extra: Record<string, unknown>, pods = 2): Promise<TestHost> {
-  const h = t.host = await host({
-    configuration: { lb_policy: "predicted_latency", lb_config: {
-      serviceFQDN: "redis.static", servicePort: 6379, timeout: 500, sloExploration: 0, modelRidge: 1000000, debugHeader: "x-llmlb-debug", ...extra } },
-    redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(pods) },
-  });
-  for (let i = 0; i < 12; i++) {
-    await serve(h, postChat(h, CHAT_BODY, LOOSE).s, 20);
-    await serve(h, postChat(h, longBody(1000), LOOSE).s, 120);
-  }
-  return h;
-}
-
-/** A conversation whose first message is `prefix` and whose last is new (about 2,000 tokens). */
-function followUp(prefix: string): string {
-  const q = JSON.parse(longBody(1000)).messages[0].content as string;
-  return JSON.stringify({ model: "m", messages: [{ role: "user", content: prefix }, { role: "assistant", content: "ok" }, { role: "user", content: q }], max_tokens: 16 });
-}
 
 /**
  * One pod (X) decodes a stream with `headers` whose prompt's first message is also a long prompt's
@@ -63,7 +24,7 @@ function followUp(prefix: string): string {
  * (Y) is idle. Returns X, Y and where the long prompt goes, with its debug header.
  */
 async function longPromptBeside(h: TestHost, headers: Record<string, string>, probe: { headers: Record<string, string>; shared: boolean } = { headers: LOOSE, shared: true }): Promise<{ x: string; y: string; to: string; debug: string }> {
-  const prefix = JSON.parse(longBody(1000)).messages[0].content as string;
+  const prefix = longText(1000);
   const { s: open } = postChat(h, JSON.stringify({ model: "m", messages: [{ role: "user", content: prefix }], max_tokens: 16 }), headers);
   await h.redisIdle();
   start(open);

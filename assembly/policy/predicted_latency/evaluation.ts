@@ -24,6 +24,8 @@ export class Evaluation {
   tpot: f64[];
   inflight: f64[];
   uncached: f64[];
+  /** The share of the prompt the prefix tree says each candidate holds (before CacheTrust). */
+  said: f64[];
   base: f64[];
   wait: f64[];
   prefill: f64[];
@@ -48,6 +50,7 @@ export class Evaluation {
     this.tpot = new Array<f64>(n);
     this.inflight = new Array<f64>(n);
     this.uncached = new Array<f64>(n);
+    this.said = new Array<f64>(n);
     this.base = new Array<f64>(n);
     this.wait = new Array<f64>(n);
     this.prefill = new Array<f64>(n);

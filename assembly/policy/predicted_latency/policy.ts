@@ -39,6 +39,7 @@ import { HeldJudge, LateBinding } from "./late_binding";
 import { Pool } from "../../services/lease/pool";
 import { Accounting, ChargeRefused } from "../../services/lease/accounting";
 import { HostQueue } from "./pass_free";
+import { CacheTrust } from "./cache_trust";
 import { WorkerWake } from "./worker_wake";
 import { SiblingHolds } from "./sibling_streams";
 
@@ -115,6 +116,8 @@ export class PredictedLatencyPolicy extends Policy {
   private readonly late: LateBinding;
   /** Wakes the sibling VMs holding requests when a stream ends (and is woken by them). */
   private readonly wake: WorkerWake;
+  /** How far the prefix tree's word about each host's cache holds there (the engines' usage). */
+  private readonly trust: CacheTrust = new CacheTrust();
 
   constructor(cfg: LbConfig, services: Services) {
     super(cfg, services);
@@ -237,7 +240,8 @@ export class PredictedLatencyPolicy extends Policy {
       const q = this.queueAt(pool, c, i, reads, counts, ahead);
       const m = models[i];
       e.inflight[i] = q;
-      e.uncached[i] = promptTokens * (1.0 - share[i]);
+      e.said[i] = share[i];
+      e.uncached[i] = promptTokens * (1.0 - share[i] * this.trust.of(c.hosts[i]));
       const sib = siblings.on(c.hosts[i]);
       e.prefill[i] = model.streams.prefillAhead(c.hosts[i], now, sib, siblings.version);
       e.base[i] = m.predictTtft(e.uncached[i], q, slots, 0, e.prefill[i]);
@@ -322,6 +326,7 @@ export class PredictedLatencyPolicy extends Policy {
     const stream = new OpenStream(chosen, now, e.expected, e.uncached[at], e.inflight[at], e.wait[at], isFinite(b) ? max(0.0, b) : 0.0,
       e.ttft[at], e.tpot[at], e.prefill[at], t.sloTpot);
     stream.streaming = t.streaming;
+    stream.said = e.said[at];
     this.observations.set(changetype<usize>(r), stream);
     model.streams.add(stream);
     model.publish(now);
@@ -464,6 +469,7 @@ export class PredictedLatencyPolicy extends Policy {
     const model = this.store.of(r.pool);
     model.streamEnded(o, host.nowMillis());
     if (o.status != 200 || o.endMs == 0 || o.firstMs == 0 || r.pickedAtMs <= 0) return;
+    this.trust.observe(o.address, o.said, o.tally.cachedShare());
     const tokens = <f64>o.tally.tokens();
     let ttftY: f64 = -1;
     let tpotY: f64 = -1;

@@ -5,6 +5,8 @@
 
 const DATA: string = "data:";
 const USAGE: string = "\"completion_tokens\"";
+const PROMPT: string = "\"prompt_tokens\"";
+const CACHED: string = "\"cached_tokens\"";
 
 function matchesAt(b: Uint8Array, at: i32, s: string): bool {
   if (at + s.length > b.length) return false;
@@ -12,10 +14,23 @@ function matchesAt(b: Uint8Array, at: i32, s: string): bool {
   return true;
 }
 
+/** The number after a key at `at` (": N"), or `previous` when none follows in this chunk. */
+function readCount(b: Uint8Array, at: i32, previous: i64): i64 {
+  let i = at;
+  while (i < b.length && (b[i] == 32 || b[i] == 58)) i++;
+  let v: i64 = 0;
+  let digits = 0;
+  while (i < b.length && b[i] >= 48 && b[i] <= 57 && digits < 12) { v = v * 10 + <i64>(b[i] - 48); i++; digits++; }
+  return digits > 0 ? v : previous;
+}
+
 export class ResponseTally {
   events: i32 = 0;
   /** -1 until a usage object was seen. */
   completionTokens: i64 = -1;
+  /** The usage's prompt_tokens and prompt_tokens_details.cached_tokens; -1 until seen. */
+  promptTokens: i64 = -1;
+  cachedTokens: i64 = -1;
   /** Whether the previous chunk ended a line (an event may start at this chunk's first byte). */
   private atLineStart: bool = true;
 
@@ -23,18 +38,19 @@ export class ResponseTally {
     for (let i = 0; i < b.length; i++) {
       const c = <i32>b[i];
       if (c == 100 && (i == 0 ? this.atLineStart : b[i - 1] == 10) && matchesAt(b, i, DATA)) this.events++;
-      else if (c == 34 && matchesAt(b, i, USAGE)) this.readTokens(b, i + USAGE.length);
+      else if (c == 34) {
+        if (matchesAt(b, i, USAGE)) this.completionTokens = readCount(b, i + USAGE.length, this.completionTokens);
+        else if (matchesAt(b, i, PROMPT)) this.promptTokens = readCount(b, i + PROMPT.length, this.promptTokens);
+        else if (matchesAt(b, i, CACHED)) this.cachedTokens = readCount(b, i + CACHED.length, this.cachedTokens);
+      }
     }
     if (b.length > 0) this.atLineStart = b[b.length - 1] == 10;
   }
 
-  private readTokens(b: Uint8Array, at: i32): void {
-    let i = at;
-    while (i < b.length && (b[i] == 32 || b[i] == 58)) i++;
-    let v: i64 = 0;
-    let digits = 0;
-    while (i < b.length && b[i] >= 48 && b[i] <= 57 && digits < 12) { v = v * 10 + <i64>(b[i] - 48); i++; digits++; }
-    if (digits > 0) this.completionTokens = v;
+  /** The share of the prompt the engine found cached (usage), -1 when the usage did not say. */
+  cachedShare(): f64 {
+    if (this.promptTokens <= 0 || this.cachedTokens < 0) return -1;
+    return min(1.0, <f64>this.cachedTokens / <f64>this.promptTokens);
   }
 
   /** Output tokens: the usage count, else the SSE events that carried one (minus [DONE]). */

@@ -1,7 +1,9 @@
 // What predicted_latency reads from response body chunks (pure): the number of SSE events
-// ("data:" at a line start) and the last `"completion_tokens": N` of the usage object (final JSON
-// body, or the usage chunk of a stream with include_usage). A number split across two chunks is
-// missed (the event count then stands in). Never throws.
+// ("data:" at a line start) and the last `"completion_tokens": N`, `"prompt_tokens": N` and
+// `"cached_tokens": N` (prompt_tokens_details) of the usage object (final JSON body, or the usage
+// chunk of a stream with include_usage). A key inside generated text is escaped (\"), so it never
+// matches. A number split across two chunks is missed (the event count then stands in for the
+// output tokens; the cached share is then unknown). Never throws.
 
 const DATA: string = "data:";
 const USAGE: string = "\"completion_tokens\"";

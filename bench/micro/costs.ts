@@ -30,6 +30,7 @@ interface Entry {
   slotWaitFull?(n: number): number;
   slotWaitReused?(n: number): number;
   overdueWait?(n: number): number;
+  responseScan?(n: number): number;
   parseMetrics(n: number): number;
   scrapeSnapshot(n: number): number;
 }
@@ -151,6 +152,12 @@ function specs(kind: "hash-cost" | "parse-cost"): Spec[] {
       out.push({ what: "predicted_latency per candidate without modelBatchSlots: overdue wait", input: `${streams} open streams, ${started} started`, data, n,
         run: (e) => (k) => (e.overdueWait === undefined ? -1 : e.overdueWait(k)), entry: "bench/micro/entry-slo.ts" });
     }
+    // predicted_latency reads every response body: SSE events, and the usage (tokens, cached tokens).
+    for (const [tokens, n] of [[64, 20_000], [1024, 2_000]] as const) {
+      const data = Buffer.from(sseBody(tokens));
+      out.push({ what: "predicted_latency response scan (SSE events + usage)", input: `${tokens}-token stream with usage (${data.length} B)`, bytes: data.length, data, n,
+        run: (e) => (k) => (e.responseScan === undefined ? -1 : e.responseScan(k)), entry: "bench/micro/entry-slo.ts" });
+    }
     // Scale of a pick, plugin side: every request reads the cluster's host map and its candidate set.
     for (const [hosts, n] of [[10, 2000], [1000, 100], [10_000, 10]] as const) {
       const data = encodePairs(Array.from({ length: hosts }, (_, i) => [`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}:8000`, JSON.stringify({ health_status: "Healthy", metrics: "" })] as [string, string]));
@@ -163,6 +170,15 @@ function specs(kind: "hash-cost" | "parse-cost"): Spec[] {
     }
   }
   return out;
+}
+
+/** A vLLM-shaped streamed chat answer of `tokens` tokens, its usage chunk (include_usage) and [DONE]. */
+function sseBody(tokens: number): string {
+  const chunk = (delta: object, extra: object = {}) => `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, logprobs: null, finish_reason: null }], ...extra })}\n\n`;
+  let out = chunk({ role: "assistant", content: "" });
+  for (let i = 0; i < tokens; i++) out += chunk({ content: ` word${i % 97}` });
+  const usage = { prompt_tokens: 1800, total_tokens: 1800 + tokens, completion_tokens: tokens, prompt_tokens_details: { cached_tokens: 1024 } };
+  return out + `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "m", choices: [], usage })}\n\ndata: [DONE]\n\n`;
 }
 
 /** The bench entry compiled against `ref`'s assembly/ (for --baseline). */

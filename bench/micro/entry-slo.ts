@@ -2,6 +2,7 @@
 // pod, the wait for a batch slot (open_streams.ts + slot_wait.ts) and the prefill ahead. Input:
 // two little-endian i32, the slots S and the open streams N on the pod (S started, N - S not).
 import { OpenStream, OpenStreams } from "../../assembly/policy/predicted_latency/open_streams";
+import { ResponseTally } from "../../assembly/policy/predicted_latency/response_scan";
 
 let input: Uint8Array = new Uint8Array(0);
 
@@ -62,4 +63,16 @@ export function overdueWait(iterations: i32): i32 {
   let acc: f64 = 0;
   for (let k = 0; k < iterations; k++) acc += o.overdue(HOST, 600 + <f64>k * 0.001);
   return <i32>(acc / <f64>max(iterations, 1));
+}
+
+/** predicted_latency's scan of a response body (the input, as one chunk): its SSE events and the
+ *  usage's completion, prompt and cached tokens, `iterations` times. */
+export function responseScan(iterations: i32): i32 {
+  let acc: i64 = 0;
+  for (let k = 0; k < iterations; k++) {
+    const t = new ResponseTally();
+    t.scan(input);
+    acc += t.tokens() + t.cachedTokens;
+  }
+  return <i32>(acc / <i64>max(iterations, 1));
 }

@@ -3,7 +3,9 @@
 // `"cached_tokens": N` (prompt_tokens_details) of the usage object (final JSON body, or the usage
 // chunk of a stream with include_usage). A key inside generated text is escaped (\"), so it never
 // matches. A number split across two chunks is missed (the event count then stands in for the
-// output tokens; the cached share is then unknown). Never throws.
+// output tokens; the cached share is then unknown). Every response body passes here, so the
+// scan reads bytes unchecked and compares a key only where the byte after a quote can start one
+// (4.5-5.8 µs per KiB, bench/RESULTS.md 12.1k). Never throws.
 
 const DATA: string = "data:";
 const USAGE: string = "\"completion_tokens\"";
@@ -11,8 +13,10 @@ const PROMPT: string = "\"prompt_tokens\"";
 const CACHED: string = "\"cached_tokens\"";
 
 function matchesAt(b: Uint8Array, at: i32, s: string): bool {
-  if (at + s.length > b.length) return false;
-  for (let j = 0; j < s.length; j++) if (<i32>b[at + j] != s.charCodeAt(j)) return false;
+  const n = s.length;
+  if (at + n > b.length) return false;
+  const p = b.dataStart + <usize>at;
+  for (let j = 0; j < n; j++) if (<i32>load<u8>(p + <usize>j) != <i32>s.charCodeAt(j)) return false;
   return true;
 }
 
@@ -37,16 +41,25 @@ export class ResponseTally {
   private atLineStart: bool = true;
 
   scan(b: Uint8Array): void {
-    for (let i = 0; i < b.length; i++) {
-      const c = <i32>b[i];
-      if (c == 100 && (i == 0 ? this.atLineStart : b[i - 1] == 10) && matchesAt(b, i, DATA)) this.events++;
-      else if (c == 34) {
-        if (matchesAt(b, i, USAGE)) this.completionTokens = readCount(b, i + USAGE.length, this.completionTokens);
-        else if (matchesAt(b, i, PROMPT)) this.promptTokens = readCount(b, i + PROMPT.length, this.promptTokens);
-        else if (matchesAt(b, i, CACHED)) this.cachedTokens = readCount(b, i + CACHED.length, this.cachedTokens);
+    const n = b.length;
+    const p = b.dataStart;
+    let lineStart = this.atLineStart;
+    for (let i = 0; i < n; i++) {
+      const c = <i32>load<u8>(p + <usize>i);
+      if (c == 10) { lineStart = true; continue; }
+      if (c == 100) {
+        if (lineStart && matchesAt(b, i, DATA)) this.events++;
+      } else if (c == 34 && i + 1 < n) {
+        // A key's second byte picks the one it may be: "c(ompletion|ached)_tokens", "p(rompt)_tokens".
+        const d = <i32>load<u8>(p + <usize>(i + 1));
+        if (d == 99) {
+          if (matchesAt(b, i, USAGE)) this.completionTokens = readCount(b, i + USAGE.length, this.completionTokens);
+          else if (matchesAt(b, i, CACHED)) this.cachedTokens = readCount(b, i + CACHED.length, this.cachedTokens);
+        } else if (d == 112 && matchesAt(b, i, PROMPT)) this.promptTokens = readCount(b, i + PROMPT.length, this.promptTokens);
       }
+      lineStart = false;
     }
-    if (b.length > 0) this.atLineStart = b[b.length - 1] == 10;
+    this.atLineStart = lineStart;
   }
 
   /** The share of the prompt the engine found cached (usage), -1 when the usage did not say. */

@@ -132,4 +132,15 @@ describe("ResponseTally", () => {
     expect(t.cachedShare()).toBeCloseTo(0.75);
     expect(t.tokens()).toBe(5);
   });
+  it("misses a key cut at a chunk's end (never reads past it), and counts events after a newline ending the chunk", () => {
+    const t = new ResponseTally();
+    t.scan(bytes("data: {\"usage\":{\""));
+    t.scan(bytes("completion_tokens\":5,\"prompt_tokens\":9,\"cached_to"));
+    t.scan(bytes("kens\":4}}\n"));
+    expect(t.completionTokens).toBe(-1);
+    expect(t.promptTokens).toBe(9);
+    expect(t.cachedShare()).toBe(-1);
+    t.scan(bytes("data: [DONE]\n\n"));
+    expect(t.events).toBe(2);
+  });
 });

@@ -1,6 +1,6 @@
 // predicted_latency's trust in the prefix tree per host (cache_trust.ts): the moving mean of the
 // share of what the tree said was cached that the engine's usage says it found.
-import { CacheTrust, TRUST_ALPHA, TRUST_MIN_SAID } from "../policy/predicted_latency/cache_trust";
+import { CacheTrust, TRUST_ALPHA, TRUST_MAX_HOSTS, TRUST_MIN_SAID } from "../policy/predicted_latency/cache_trust";
 
 const X = "10.0.0.1:8000";
 const Y = "10.0.0.2:8000";
@@ -31,5 +31,17 @@ describe("CacheTrust", () => {
     t.observe(X, 0.9, -1);
     t.observe(X, NaN, 0.0);
     expect(t.of(X)).toBe(1.0);
+  });
+  it("remembers at most TRUST_MAX_HOSTS hosts: beyond, every host starts again at 1", () => {
+    const t = new CacheTrust();
+    for (let i = 0; i < TRUST_MAX_HOSTS; i++) t.observe("10.1." + i.toString() + ":8000", 0.5, 0.0);
+    expect(t.size).toBe(TRUST_MAX_HOSTS);
+    expect(t.of("10.1.0:8000")).toBeLessThan(1.0);
+    t.observe("10.1.0:8000", 0.5, 0.0); // a host it knows: nothing forgotten
+    expect(t.size).toBe(TRUST_MAX_HOSTS);
+    t.observe(X, 0.5, 0.0);
+    expect(t.size).toBe(1);
+    expect(t.of("10.1.0:8000")).toBe(1.0);
+    expect(t.of(X)).toBeCloseTo(1.0 - TRUST_ALPHA);
   });
 });

@@ -13,9 +13,14 @@
 export const TRUST_ALPHA: f64 = 0.1;
 /** A response teaches only when the tree said at least this share of its prompt was cached. */
 export const TRUST_MIN_SAID: f64 = 0.1;
+/** Hosts remembered at most (pods come and go with new addresses); beyond, all start again at 1. */
+export const TRUST_MAX_HOSTS: i32 = 4096;
 
 export class CacheTrust {
   private byHost: Map<string, f64> = new Map();
+
+  /** Hosts with a trust learned. */
+  get size(): i32 { return this.byHost.size; }
 
   /** The share of the tree's word that holds at `address` (1 until learned). */
   of(address: string): f64 {
@@ -28,6 +33,7 @@ export class CacheTrust {
     if (!(said >= TRUST_MIN_SAID) || !(found >= 0)) return;
     const ratio = min(1.0, found / said);
     const t = this.of(address);
+    if (!this.byHost.has(address) && this.byHost.size >= TRUST_MAX_HOSTS) this.byHost.clear();
     this.byHost.set(address, t + TRUST_ALPHA * (ratio - t));
   }
 }

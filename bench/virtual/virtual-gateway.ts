@@ -23,7 +23,7 @@ import { PassThroughStream } from "../../host-test/gateway/pass-through.js";
 import { MODEL_CLUSTER, ROUTE_NAME } from "../../host-test/local-stack.js";
 import { SeededRandom } from "../../host-test/sim/random.js";
 import type { RequestResult, SimRequest, TokenEvent } from "../../host-test/sim/request.js";
-import { usageOf } from "../../host-test/sim/openai.js";
+import { ResponseShapes, sseEvent, usageOf, wantsUsage } from "../../host-test/sim/openai.js";
 import type { EventClock } from "./event-clock.js";
 import type { VirtualRedisLink } from "./redis-link.js";
 import type { VirtualFleet } from "./virtual-fleet.js";
@@ -155,14 +155,9 @@ const SSE_HEADERS: Array<[string, string]> = [[":status", "200"], ["content-type
 const DONE_CHUNK = Buffer.from("data: [DONE]\n\n");
 const DEBUG_HEADER = "x-llmlb-debug";
 
-/** The request's `stream_options.include_usage` (host-test/sim/openai.ts reads the same). */
-function wantsUsage(body: unknown): boolean {
-  const options = (body as { stream_options?: { include_usage?: unknown } } | null)?.stream_options;
-  return options?.include_usage === true;
-}
-
-function usageChunk(result: RequestResult): Buffer {
-  return Buffer.from(`data: ${JSON.stringify({ object: "chat.completion.chunk", choices: [], usage: usageOf(result) })}\n\n`);
+/** The usage chunk of a chat stream, as the simulator's HTTP server writes it (host-test/sim/server.ts). */
+function usageChunk(id: string, result: RequestResult): Buffer {
+  return Buffer.from(sseEvent(new ResponseShapes("chat", id, "sim", 0).usageChunk(usageOf(result))));
 }
 
 /** One SSE event per token, as the simulator's server streams them. */
@@ -281,7 +276,7 @@ class VirtualExchange implements StreamSink {
         return;
       }
       // As the simulator's HTTP server: a usage chunk before [DONE] when the request asked for it.
-      const tail = wantsUsage(this.req.bodyObject) ? Buffer.concat([usageChunk(result), DONE_CHUNK]) : DONE_CHUNK;
+      const tail = wantsUsage(this.req.bodyObject) ? Buffer.concat([usageChunk(this.req.id, result), DONE_CHUNK]) : DONE_CHUNK;
       this.filter.responseData(words.length > 1 && !this.tokenChunks ? Buffer.concat([Buffer.from(sseEvents(words.slice(1))), tail]) : tail, true);
     });
   }

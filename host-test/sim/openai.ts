@@ -50,6 +50,11 @@ function completionPromptText(prompt: unknown): string | null {
   return null;
 }
 
+/** Whether a request body asks for the usage chunk of a stream (`stream_options.include_usage`). */
+export function wantsUsage(body: unknown): boolean {
+  return isObject(body) && isObject(body.stream_options) && body.stream_options.include_usage === true;
+}
+
 export function parseGenerationRequest(kind: GenerationKind, body: unknown): ParseResult {
   if (!isObject(body)) return { ok: false, message: "request body must be a JSON object" };
   let promptText: string;
@@ -66,7 +71,6 @@ export function parseGenerationRequest(kind: GenerationKind, body: unknown): Par
   const maxTokens = parseMaxTokens(body);
   if (typeof maxTokens === "string") return { ok: false, message: maxTokens };
   if (body.model !== undefined && typeof body.model !== "string") return { ok: false, message: "model must be a string" };
-  const streamOptions = isObject(body.stream_options) ? body.stream_options : {};
   return {
     ok: true,
     request: {
@@ -76,7 +80,7 @@ export function parseGenerationRequest(kind: GenerationKind, body: unknown): Par
       maxTokens,
       ignoreEos: body.ignore_eos === true,
       stream: body.stream === true,
-      includeUsage: streamOptions.include_usage === true,
+      includeUsage: wantsUsage(body),
     },
   };
 }

@@ -1,47 +1,54 @@
 // predicted_latency's trust in the prefix tree per host (cache_trust.ts): the moving mean of the
-// share of what the tree said was cached that the engine's usage says it found.
-import { CacheTrust, TRUST_ALPHA, TRUST_MAX_HOSTS, TRUST_MIN_SAID } from "../policy/predicted_latency/cache_trust";
+// share of what the tree said was cached that the engine's usage says it found, held as the sums
+// model.lua folds (so every gateway adds to and reads the same trust).
+import { TRUST_ALPHA, TRUST_DECAY, TRUST_K, TRUST_MIN_SAID, trustObservation, trustOf } from "../policy/predicted_latency/cache_trust";
+import { emptyStats, foldObservation, parseStats } from "../policy/predicted_latency/model";
 
-const X = "10.0.0.1:8000";
-const Y = "10.0.0.2:8000";
+function fold(s: f64[], y: f64): void {
+  const one: f64[] = [1.0];
+  foldObservation(s, TRUST_K, one, y, TRUST_DECAY);
+}
 
-describe("CacheTrust", () => {
-  it("trusts every host fully until its answers say otherwise", () => {
-    const t = new CacheTrust();
-    expect(t.of(X)).toBe(1.0);
-    t.observe(X, 0.5, 0.5);
-    t.observe(X, 0.5, 0.9); // found more than said: counts as all of it
-    expect(t.of(X)).toBe(1.0);
+describe("trustObservation", () => {
+  it("is found / said, at most 1", () => {
+    expect(trustObservation(0.8, 0.4)).toBe(0.5);
+    expect(trustObservation(0.5, 0.9)).toBe(1.0); // found more than said: all of it
+    expect(trustObservation(0.5, 0.0)).toBe(0.0);
   });
-  it("moves toward found / said by TRUST_ALPHA per answer, per host", () => {
-    const t = new CacheTrust();
-    t.observe(X, 0.8, 0.0);
-    expect(t.of(X)).toBeCloseTo(1.0 - TRUST_ALPHA);
-    t.observe(X, 0.8, 0.4);
-    expect(t.of(X)).toBeCloseTo((1.0 - TRUST_ALPHA) + TRUST_ALPHA * (0.5 - (1.0 - TRUST_ALPHA)));
-    expect(t.of(Y)).toBe(1.0);
-    for (let i = 0; i < 200; i++) t.observe(X, 0.8, 0.2);
-    expect(t.of(X)).toBeCloseTo(0.25, 3);
-    for (let i = 0; i < 200; i++) t.observe(X, 0.8, 0.8);
-    expect(t.of(X)).toBeCloseTo(1.0, 3); // a host that keeps its cache again is trusted again
+  it("teaches nothing when the tree said little was cached, or the answer carried no usage", () => {
+    expect(isNaN(trustObservation(TRUST_MIN_SAID * 0.5, 0.0))).toBe(true);
+    expect(isNaN(trustObservation(0.9, -1))).toBe(true);
+    expect(isNaN(trustObservation(NaN, 0.0))).toBe(true);
   });
-  it("learns nothing when the tree said little was cached, or the answer carried no usage", () => {
-    const t = new CacheTrust();
-    t.observe(X, TRUST_MIN_SAID * 0.5, 0.0);
-    t.observe(X, 0.9, -1);
-    t.observe(X, NaN, 0.0);
-    expect(t.of(X)).toBe(1.0);
+});
+
+describe("trustOf (the sums of model.lua's field <host>|c)", () => {
+  it("is 1 before any answer", () => {
+    expect(trustOf(emptyStats(TRUST_K))).toBe(1.0);
   });
-  it("remembers at most TRUST_MAX_HOSTS hosts: beyond, every host starts again at 1", () => {
-    const t = new CacheTrust();
-    for (let i = 0; i < TRUST_MAX_HOSTS; i++) t.observe("10.1." + i.toString() + ":8000", 0.5, 0.0);
-    expect(t.size).toBe(TRUST_MAX_HOSTS);
-    expect(t.of("10.1.0:8000")).toBeLessThan(1.0);
-    t.observe("10.1.0:8000", 0.5, 0.0); // a host it knows: nothing forgotten
-    expect(t.size).toBe(TRUST_MAX_HOSTS);
-    t.observe(X, 0.5, 0.0);
-    expect(t.size).toBe(1);
-    expect(t.of("10.1.0:8000")).toBe(1.0);
-    expect(t.of(X)).toBeCloseTo(1.0 - TRUST_ALPHA);
+  it("is the moving mean from 1 with weight TRUST_ALPHA per answer", () => {
+    const s = emptyStats(TRUST_K);
+    let mean: f64 = 1.0;
+    const ys: f64[] = [0.0, 0.5, 0.25, 1.0, 0.0, 0.0, 0.75];
+    for (let i = 0; i < ys.length; i++) {
+      fold(s, ys[i]);
+      mean += TRUST_ALPHA * (ys[i] - mean);
+      expect(trustOf(s)).toBeCloseTo(mean, 12);
+    }
+    expect(trustOf(s)).toBeLessThan(0.8);
+  });
+  it("settles at what the answers say, and a host that keeps its cache again is trusted again", () => {
+    const s = emptyStats(TRUST_K);
+    for (let i = 0; i < 200; i++) fold(s, 0.25);
+    expect(trustOf(s)).toBeCloseTo(0.25, 3);
+    for (let i = 0; i < 200; i++) fold(s, 1.0);
+    expect(trustOf(s)).toBeCloseTo(1.0, 3);
+  });
+  it("reads model.lua's text of the field, and stays within [0, 1] whatever the sums", () => {
+    const s = parseStats(TRUST_K, "1.9 0.9 0.81 1.9")!; // two answers: 0 then 1
+    expect(trustOf(s)).toBeCloseTo(1.0 + TRUST_ALPHA * (0.9 - 1.9), 12);
+    expect(trustOf([1.0, 100.0, 0.0, 1.0])).toBe(1.0);
+    expect(trustOf([100.0, 0.0, 0.0, 100.0])).toBe(0.0);
+    expect(trustOf([NaN, 0.0, 0.0, 1.0])).toBe(1.0);
   });
 });

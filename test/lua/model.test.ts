@@ -15,13 +15,17 @@ describe("model.lua", () => {
   it("adds x x^T, x y, y y and the weight of each observation, decaying the old sums", async () => {
     await suite.redis.del(KEY);
     // TTFT field, k = 3: x = (1, u, q), y.
-    expect(await runScript(suite.redis, "model", [KEY], [1, 60000, "h1|t", 3, 100, 1, 2, 3])).toBe(1);
+    expect(await runScript(suite.redis, "model", [KEY], [60000, "h1|t", 1, 3, 100, 1, 2, 3])).toBe(1);
     // Upper triangle of x x^T: 1 2 3 / 4 6 / 9; x y: 100 200 300; y y: 10000; n: 1.
     expect(nums(await suite.redis.hget(KEY, "h1|t"))).toEqual([1, 2, 3, 4, 6, 9, 100, 200, 300, 10000, 1]);
-    // Half decay, then a second observation and a TPOT group (k = 2) in the same call.
-    expect(await runScript(suite.redis, "model", [KEY], [0.5, 60000, "h1|t", 3, 10, 1, 0, 0, "h1|p", 2, 7, 1, 4])).toBe(2);
+    // Half decay, then a second observation, and a TPOT group (k = 2) with its own decay in the same call.
+    expect(await runScript(suite.redis, "model", [KEY], [60000, "h1|t", 0.5, 3, 10, 1, 0, 0, "h1|p", 0.9, 2, 7, 1, 4])).toBe(2);
     expect(nums(await suite.redis.hget(KEY, "h1|t"))).toEqual([1.5, 1, 1.5, 2, 3, 4.5, 60, 100, 150, 5100, 1.5]);
     expect(nums(await suite.redis.hget(KEY, "h1|p"))).toEqual([1, 4, 16, 7, 28, 49, 1]);
+    // Each field decays by its own group's rate: the TPOT sums by 0.9, the TTFT ones untouched.
+    expect(await runScript(suite.redis, "model", [KEY], [60000, "h1|p", 0.9, 2, 0, 1, 0])).toBe(1);
+    expect(nums(await suite.redis.hget(KEY, "h1|p"))).toEqual([1.9, 3.6, 14.4, 6.3, 25.2, 44.1, 1.9]);
+    expect(nums(await suite.redis.hget(KEY, "h1|t"))).toEqual([1.5, 1, 1.5, 2, 3, 4.5, 60, 100, 150, 5100, 1.5]);
     const ttl = await suite.redis.pttl(KEY);
     expect(ttl).toBeGreaterThan(50000);
     expect(ttl).toBeLessThanOrEqual(60000);
@@ -29,16 +33,17 @@ describe("model.lua", () => {
 
   it("restarts a field whose length does not match k", async () => {
     await suite.redis.hset(KEY, "h2|p", "1 2 3");
-    await runScript(suite.redis, "model", [KEY], [1, 60000, "h2|p", 2, 5, 1, 1]);
+    await runScript(suite.redis, "model", [KEY], [60000, "h2|p", 1, 2, 5, 1, 1]);
     expect(nums(await suite.redis.hget(KEY, "h2|p"))).toEqual([1, 1, 1, 5, 5, 25, 1]);
   });
 
   it("refuses malformed arguments without writing any group", async () => {
     await suite.redis.del(KEY);
-    await expect(runScript(suite.redis, "model", [KEY], [0, 60000, "h|t", 1, 5, 1])).rejects.toThrow(/decay/);
-    await expect(runScript(suite.redis, "model", [KEY], [1, 0, "h|t", 1, 5, 1])).rejects.toThrow(/ttl_ms/);
-    await expect(runScript(suite.redis, "model", [KEY], [1, 60000, "h|t", 1, 5, 1, "h|p", 5, 1])).rejects.toThrow(/k must be/);
-    await expect(runScript(suite.redis, "model", [KEY], [1, 60000, "h|t", 2, 5, 1, "x"])).rejects.toThrow(/x2/);
+    await expect(runScript(suite.redis, "model", [KEY], [60000, "h|t", 1, 1, 5, 1, "h|p", 0, 1, 5, 1])).rejects.toThrow(/decay/);
+    await expect(runScript(suite.redis, "model", [KEY], [60000, "h|t", 1.5, 1, 5, 1])).rejects.toThrow(/decay/);
+    await expect(runScript(suite.redis, "model", [KEY], [0, "h|t", 1, 1, 5, 1])).rejects.toThrow(/ttl_ms/);
+    await expect(runScript(suite.redis, "model", [KEY], [60000, "h|t", 1, 1, 5, 1, "h|p", 1, 5, 1])).rejects.toThrow(/k must be/);
+    await expect(runScript(suite.redis, "model", [KEY], [60000, "h|t", 1, 2, 5, 1, "x"])).rejects.toThrow(/x2/);
     expect(await suite.redis.exists(KEY)).toBe(0);
   });
 });

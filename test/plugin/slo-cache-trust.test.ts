@@ -7,7 +7,7 @@
 // the follow-ups are predicted as the full prefill they are.
 import { describe, expect, it } from "vitest";
 import type { TestHost, TestStream } from "../../host-test/facade/index.js";
-import { postChat, useRedisHost } from "./harness.js";
+import { CLUSTER, host, hosts, postChat, useRedisHost } from "./harness.js";
 import { start } from "./slo-streams.js";
 import { followUp, longText, serve, taughtHost } from "./slo-prompts.js";
 
@@ -31,8 +31,7 @@ function predictedTtft(s: TestStream): number {
 /** X holds a first message (answered once); then `rounds` follow-ups, each answered with 120 ms to
  *  the first token and usage saying `found` of its prompt was cached. The follow-ups' predicted
  *  TTFTs, and X. */
-async function followUps(h: TestHost, found: number, rounds: number): Promise<{ x: string; predicted: number[]; to: string[] }> {
-  const prefix = longText(1000);
+async function followUps(h: TestHost, found: number, rounds: number, prefix = longText(1000)): Promise<{ x: string; predicted: number[]; to: string[] }> {
   const { s: first } = postChat(h, JSON.stringify({ model: "m", messages: [{ role: "user", content: prefix }], max_tokens: 16 }));
   await serve(h, first, 120);
   const x = first.forwarded!.upstream.address!;
@@ -67,5 +66,36 @@ describe("trust in the prefix tree (the engines' usage)", () => {
     // The same answers but for the usage: 2,000 uncached tokens are ~100 ms more than 1,000, and
     // after 8 answers X's trust is 0.9^8 = 0.43.
     expect(predicted[9] - predicted[1]).toBeGreaterThan(40);
+  });
+
+  // The trust is the fleet's (field <host>|c of the pool's model hash, lua/model.lua): a second
+  // gateway that saw none of X's answers reads it with the latency model.
+  async function secondGatewayPredicts(found: number): Promise<number> {
+    const a = await taughtHost(t, {});
+    const prefix = longText(1000);
+    await followUps(a, found, 10, prefix);
+    const b = await host({
+      configuration: { lb_policy: "predicted_latency", lb_config: {
+        serviceFQDN: "redis.static", servicePort: 6379, timeout: 500, sloExploration: 0, modelRidge: 1000000, debugHeader: "x-llmlb-debug" } },
+      redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(2) },
+    });
+    try {
+      const { s } = postChat(b, followUp(prefix));
+      await b.redisIdle();
+      b.advance(120);
+      start(s);
+      return predictedTtft(s);
+    } finally {
+      b.close();
+    }
+  }
+
+  it("another gateway trusts the pod as the answers taught the first one", async () => {
+    const trusted = await secondGatewayPredicts(1);
+    await t.client.flushall();
+    t.host?.close();
+    const distrusted = await secondGatewayPredicts(0);
+    // As above: ~100 ms more for the 1,000 tokens X's cache is not trusted to hold.
+    expect(distrusted - trusted).toBeGreaterThan(40);
   });
 });

@@ -39,7 +39,7 @@ import { HeldJudge, LateBinding } from "./late_binding";
 import { Pool } from "../../services/lease/pool";
 import { Accounting, ChargeRefused } from "../../services/lease/accounting";
 import { HostQueue } from "./pass_free";
-import { CacheTrust } from "./cache_trust";
+import { trustObservation } from "./cache_trust";
 import { WorkerWake } from "./worker_wake";
 import { SiblingHolds } from "./sibling_streams";
 
@@ -117,7 +117,6 @@ export class PredictedLatencyPolicy extends Policy {
   /** Wakes the sibling VMs holding requests when a stream ends (and is woken by them). */
   private readonly wake: WorkerWake;
   /** How far the prefix tree's word about each host's cache holds there (the engines' usage). */
-  private readonly trust: CacheTrust = new CacheTrust();
 
   constructor(cfg: LbConfig, services: Services) {
     super(cfg, services);
@@ -241,7 +240,7 @@ export class PredictedLatencyPolicy extends Policy {
       const m = models[i];
       e.inflight[i] = q;
       e.said[i] = share[i];
-      e.uncached[i] = promptTokens * (1.0 - share[i] * this.trust.of(c.hosts[i]));
+      e.uncached[i] = promptTokens * (1.0 - share[i] * model.trustOf(c.hosts[i]));
       const sib = siblings.on(c.hosts[i]);
       e.prefill[i] = model.streams.prefillAhead(c.hosts[i], now, sib, siblings.version);
       e.base[i] = m.predictTtft(e.uncached[i], q, slots, 0, e.prefill[i]);
@@ -469,7 +468,6 @@ export class PredictedLatencyPolicy extends Policy {
     const model = this.store.of(r.pool);
     model.streamEnded(o, host.nowMillis());
     if (o.status != 200 || o.endMs == 0 || o.firstMs == 0 || r.pickedAtMs <= 0) return;
-    this.trust.observe(o.address, o.said, o.tally.cachedShare());
     const tokens = <f64>o.tally.tokens();
     let ttftY: f64 = -1;
     let tpotY: f64 = -1;
@@ -489,7 +487,8 @@ export class PredictedLatencyPolicy extends Policy {
     const slots = <f64>this.cfg.slo.batchSlots;
     const tx = ttftFeatures(o.uncached, o.inflight, slots, o.prefillAhead);
     const ty = ttftY >= 0 ? baseObservation(tx, ttftY, o.wait, o.baseTtft) : NaN;
-    model.observe(o.address, tx, ty, tpotFeatures(o.inflight, slots), tpotY >= 0 ? tpotY : NaN, host.nowMillis());
+    model.observe(o.address, tx, ty, tpotFeatures(o.inflight, slots), tpotY >= 0 ? tpotY : NaN,
+      trustObservation(o.said, o.tally.cachedShare()), host.nowMillis());
   }
 }
 

@@ -2,6 +2,7 @@
 // from the pool's model hash in Redis (`<ns>:lat`, HGETALL every modelRefreshMs, started by a
 // request: no tick needed) and updated by this VM's observations twice: folded here at once (the
 // VM's next pick sees them) and sent to lua/model.lua (every gateway sees them at its next read).
+// The same hash holds each host's trust in the prefix tree (cache_trust.ts), learned the same way.
 // Fitted coefficients are cached until the stats or the candidate list change. The pool's open
 // streams of this VM (open_streams.ts) and its sibling VMs' (sibling_streams.ts) live here too.
 // Failure behaviour: a failed read keeps the previous stats; a failed write is counted and only
@@ -20,6 +21,7 @@ import { MAX_HELD_PUBLISHED, SIB_STALE_MS, SiblingHolds, SiblingStreams } from "
 import { ReplicaRecords } from "./replica_records";
 import * as host from "../../host/calls";
 import { HoldList } from "./hold";
+import { TRUST_DECAY, TRUST_K, trustOf } from "./cache_trust";
 
 export const MODEL_SCRIPT = new LuaScript("model", new ScriptText("model", gen.MODEL_DEFS), gen.MODEL_SHA, LUA_LIBRARY);
 
@@ -29,6 +31,7 @@ const MODEL_TTL_MS = "172800000";
 class HostStats {
   ttft: f64[] = emptyStats(TTFT_K);
   tpot: f64[] = emptyStats(TPOT_K);
+  trust: f64[] = emptyStats(TRUST_K);
 }
 
 class ModelRead extends RedisReplyHandler {
@@ -164,32 +167,48 @@ export class PoolModel {
       } else if (kind == 112) { // 'p'
         const v = parseStats(TPOT_K, items[i + 1].str);
         if (v !== null) h.tpot = v;
+      } else if (kind == 99) { // 'c': the trust in the prefix tree
+        const v = parseStats(TRUST_K, items[i + 1].str);
+        if (v !== null) h.trust = v;
       }
     }
     this.fitFor = "";
   }
 
-  /** One finished request's observations (a NaN y is not observed). */
-  observe(address: string, ttftX: f64[], ttftY: f64, tpotX: f64[], tpotY: f64, now: f64): void {
+  /** How far the prefix tree's word holds at `address` (1 until an answer from there said otherwise). */
+  trustOf(address: string): f64 {
+    return this.hosts.has(address) ? trustOf(this.hosts.get(address).trust) : 1.0;
+  }
+
+  /** One finished request's observations (a NaN y is not observed): TTFT, TPOT, and found / said
+   *  of the prompt the tree said was cached there (`trustY`, cache_trust.ts). */
+  observe(address: string, ttftX: f64[], ttftY: f64, tpotX: f64[], tpotY: f64, trustY: f64, now: f64): void {
     const h = this.of(address);
-    const args: string[] = [this.s.decay.toString(), MODEL_TTL_MS];
+    const args: string[] = [MODEL_TTL_MS];
+    const decay = this.s.decay;
     if (!isNaN(ttftY)) {
-      foldObservation(h.ttft, TTFT_K, ttftX, ttftY, this.s.decay);
-      pushGroup(args, address + "|b", ttftX, ttftY);
+      foldObservation(h.ttft, TTFT_K, ttftX, ttftY, decay);
+      pushGroup(args, address + "|b", decay, ttftX, ttftY);
     }
     if (!isNaN(tpotY)) {
-      foldObservation(h.tpot, TPOT_K, tpotX, tpotY, this.s.decay);
-      pushGroup(args, address + "|p", tpotX, tpotY);
+      foldObservation(h.tpot, TPOT_K, tpotX, tpotY, decay);
+      pushGroup(args, address + "|p", decay, tpotX, tpotY);
     }
-    if (args.length == 2) return;
+    if (!isNaN(trustY)) {
+      const one: f64[] = [1.0];
+      foldObservation(h.trust, TRUST_K, one, trustY, TRUST_DECAY);
+      pushGroup(args, address + "|c", TRUST_DECAY, one, trustY);
+    }
+    if (args.length == 1) return;
     this.fitFor = "";
     const pool = this.pool;
     if (pool !== null && !pool.redis.evalScript(MODEL_SCRIPT, [this.key], args, this.writes, now)) this.writes.stats.redisBackgroundFailures();
   }
 }
 
-function pushGroup(args: string[], field: string, x: f64[], y: f64): void {
+function pushGroup(args: string[], field: string, decay: f64, x: f64[], y: f64): void {
   args.push(field);
+  args.push(decay.toString());
   args.push(x.length.toString());
   args.push(y.toString());
   for (let i = 0; i < x.length; i++) args.push(x[i].toString());

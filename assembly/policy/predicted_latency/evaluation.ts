@@ -24,7 +24,7 @@ export class Evaluation {
   tpot: f64[];
   inflight: f64[];
   uncached: f64[];
-  /** The share of the prompt the prefix tree says each candidate holds (before CacheTrust). */
+  /** The share of the prompt the prefix tree says each candidate holds (before the trust in it, cache_trust.ts). */
   said: f64[];
   base: f64[];
   wait: f64[];

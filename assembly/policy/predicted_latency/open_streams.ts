@@ -69,7 +69,7 @@ export class OpenStream {
   status: i32 = 0;
   /** The request asked for a streamed response: its first chunk is its first token (overdue). */
   streaming: bool = false;
-  /** The share of its prompt the prefix tree said the host held at the pick (CacheTrust). */
+  /** The share of its prompt the prefix tree said the host held at the pick (the trust, cache_trust.ts). */
   said: f64 = 0;
   constructor(public address: string, public pickedMs: f64, public expected: f64, public uncached: f64,
     public inflight: f64, public wait: f64, public baseTtft: f64, public predTtft: f64, public predTpot: f64,

@@ -2,17 +2,27 @@
 -- (exponentially forgotten least squares: every gateway adds what it observed, every gateway reads
 -- the same sums, so the fleet learns one model per host).
 -- KEYS: 1 the model hash (ns:lat; field "<host>|b" for the base TTFT, "<host>|p" for TPOT, "<host>|c"
---       for the trust in the prefix tree there).
--- ARGV: 1 ttl_ms (of the hash), then groups: field, decay (0 < d <= 1: weight kept by the field's
---       old sums per observation), k (1..4 features), y (observed), x1..xk.
+--       for the trust in the prefix tree there), 2 each host's last observation (ns:lat:at, a
+--       sorted set: host -> Redis time in ms).
+-- ARGV: 1 ttl_ms (of both keys), 2 idle_ms (a host observed by no one for longer is forgotten),
+--       then groups: field, decay (0 < d <= 1: weight kept by the field's old sums per
+--       observation), k (1..4 features), y (observed), x1..xk.
 -- A field holds k(k+1)/2 + k + 2 numbers separated by spaces: the upper triangle of sum(x x^T)
 -- (row-major), sum(x y), sum(y y), and the weight n. A field of another length is restarted.
+-- Pods come and go with new addresses while the hash lives on (every observation renews its TTL),
+-- so each call also deletes the fields of at most FORGET_MAX hosts idle past idle_ms: the hash
+-- holds the hosts observed lately, and so does every gateway's read of it (HGETALL). Hosts whose
+-- fields have no time yet (the set missing: written by an earlier version, or lost) are given
+-- this call's time once.
 -- Returns the number of groups folded. Errors (nothing written) on malformed arguments.
+local FORGET_MAX = 16
+local SUFFIXES = { 'b', 'p', 'c', 't' } -- 't': the fields of an earlier version
 local ttl = int_arg(ARGV[1], 'ttl_ms', 1)
+local idle = int_arg(ARGV[2], 'idle_ms', 1)
 
 -- Validate every group before writing anything.
 local groups = {}
-local i = 2
+local i = 3
 while i <= #ARGV do
   local field = ARGV[i]
   if field == nil or field == '' then fail('field must not be empty') end
@@ -62,5 +72,28 @@ for g = 1, #groups do
   for j = 1, size do out[j] = string.format('%.10g', s[j]) end
   redis.call('HSET', KEYS[1], grp.field, table.concat(out, ' '))
 end
+local now = now_ms()
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  local seen = {}
+  for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+    local host = string.match(field, '^(.*)|.$')
+    if host and not seen[host] then
+      seen[host] = true
+      redis.call('ZADD', KEYS[2], now, host)
+    end
+  end
+end
+for g = 1, #groups do
+  local host = string.match(groups[g].field, '^(.*)|.$') or groups[g].field
+  redis.call('ZADD', KEYS[2], now, host)
+end
+local gone = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - idle, 'LIMIT', 0, FORGET_MAX)
+for _, host in ipairs(gone) do
+  local fields = {}
+  for s = 1, #SUFFIXES do fields[s] = host .. '|' .. SUFFIXES[s] end
+  redis.call('HDEL', KEYS[1], unpack(fields))
+  redis.call('ZREM', KEYS[2], host)
+end
 redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('PEXPIRE', KEYS[2], ttl)
 return #groups

@@ -27,6 +27,9 @@ export const MODEL_SCRIPT = new LuaScript("model", new ScriptText("model", gen.M
 
 /** The model hash of a pool lives two days after its last observation. */
 const MODEL_TTL_MS = "172800000";
+/** A host no gateway observed for an hour is forgotten (its fields deleted by model.lua): pods come
+ *  and go with new addresses, and every VM reads the whole hash every modelRefreshMs. */
+export const MODEL_HOST_IDLE_MS = "3600000";
 
 class HostStats {
   ttft: f64[] = emptyStats(TTFT_K);
@@ -58,9 +61,13 @@ export class PoolModel {
   private fitFor: string = "";
   private fitted: HostModel[] = [];
 
+  /** Each host's last observation (model.lua forgets the idle ones). */
+  readonly timesKey: string;
+
   constructor(public pool: Pool | null, public s: SloSettings, private writes: ModelWrite, vmTag: string,
     private held: HoldList) {
     this.key = pool !== null ? pool.ns + ":lat" : "";
+    this.timesKey = pool !== null ? pool.ns + ":lat:at" : "";
     this.siblings = new SiblingStreams(pool !== null ? pool.ns : "", vmTag, s.shareWorkers, pool, writes.stats);
     if (pool !== null && s.shareWorkers && s.replicasMs > 0) {
       this.siblings.replicas = new ReplicaRecords(pool, vmTag, <f64>s.replicasMs, SIB_STALE_MS, writes.stats, host.nowMillis);
@@ -155,6 +162,9 @@ export class PoolModel {
     this.reading = false;
     if (!ok || reply === null || reply.isError()) return;
     const items = reply.items;
+    // The hash is the fleet's model: a host it no longer holds (idle, forgotten by model.lua) is
+    // forgotten here too, so this VM holds the hosts observed lately, as the hash does.
+    this.hosts = new Map();
     for (let i = 0; i + 1 < items.length; i += 2) {
       const field = items[i].str;
       const bar = field.lastIndexOf("|");
@@ -184,7 +194,7 @@ export class PoolModel {
    *  of the prompt the tree said was cached there (`trustY`, cache_trust.ts). */
   observe(address: string, ttftX: f64[], ttftY: f64, tpotX: f64[], tpotY: f64, trustY: f64, now: f64): void {
     const h = this.of(address);
-    const args: string[] = [MODEL_TTL_MS];
+    const args: string[] = [MODEL_TTL_MS, MODEL_HOST_IDLE_MS];
     const decay = this.s.decay;
     if (!isNaN(ttftY)) {
       foldObservation(h.ttft, TTFT_K, ttftX, ttftY, decay);
@@ -199,10 +209,10 @@ export class PoolModel {
       foldObservation(h.trust, TRUST_K, one, trustY, TRUST_DECAY);
       pushGroup(args, address + "|c", TRUST_DECAY, one, trustY);
     }
-    if (args.length == 1) return;
+    if (args.length == 2) return;
     this.fitFor = "";
     const pool = this.pool;
-    if (pool !== null && !pool.redis.evalScript(MODEL_SCRIPT, [this.key], args, this.writes, now)) this.writes.stats.redisBackgroundFailures();
+    if (pool !== null && !pool.redis.evalScript(MODEL_SCRIPT, [this.key, this.timesKey], args, this.writes, now)) this.writes.stats.redisBackgroundFailures();
   }
 }
 

@@ -94,6 +94,11 @@ function pushSlack(out: f64[], sloTpot: f64, expected: f64, events: f64, firstMs
   if (slack >= 0) out.push(slack);
 }
 
+/** Hosts whose decode time and cached wait are kept at most; beyond, those of hosts without an open
+ *  stream of this VM are dropped (pods come and go with new addresses; a long-lived VM would
+ *  otherwise keep every address it ever served or saw a sibling serve). */
+export const HOSTS_KEPT: i32 = 4096;
+
 export class OpenStreams {
   private byHost: Map<string, OpenStream[]> = new Map();
   private decodeMs: Map<string, f64> = new Map();
@@ -117,6 +122,7 @@ export class OpenStreams {
   remove(s: OpenStream): void {
     if (s.firstMs > 0 && s.endMs >= s.firstMs && s.status == 200) {
       const d = s.endMs - s.firstMs;
+      if (!this.decodeMs.has(s.address) && this.decodeMs.size >= HOSTS_KEPT) this.forgetIdle();
       const prev = this.decodeMs.has(s.address) ? this.decodeMs.get(s.address) : d;
       this.decodeMs.set(s.address, prev + DECODE_ALPHA * (d - prev));
     }
@@ -216,8 +222,20 @@ export class OpenStreams {
     return <f64>lo;
   }
 
+  /** Hosts with a decode time or a cached wait kept (at most HOSTS_KEPT, plus those with streams). */
+  get hostsKept(): i32 { return max(this.decodeMs.size, this.cached.size); }
+
+  /** Drops what is kept of the hosts without an open stream of this VM. */
+  private forgetIdle(): void {
+    const d = this.decodeMs.keys();
+    for (let i = 0; i < d.length; i++) if (!this.byHost.has(d[i])) this.decodeMs.delete(d[i]);
+    const c = this.cached.keys();
+    for (let i = 0; i < c.length; i++) if (!this.byHost.has(c[i])) this.cached.delete(c[i]);
+  }
+
   private cacheOf(address: string): CachedWait {
     if (this.cached.has(address)) return this.cached.get(address);
+    if (this.cached.size >= HOSTS_KEPT) this.forgetIdle();
     const c = new CachedWait();
     this.cached.set(address, c);
     return c;

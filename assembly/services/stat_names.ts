@@ -22,6 +22,19 @@ export function reasonsOf(policy: string): string[] {
 }
 
 /**
+ * The part of a reason that names it: up to the first part holding a value (`name=value`), so
+ * predicted_latency's "predicted_latency:slo_tpot_fit:ttft=41.2:tpot=9.8:q=3:wait=0" (whose numbers
+ * the debug header shows) counts as "predicted_latency:slo_tpot_fit". Keyed by the whole reason,
+ * each pick defined a counter of its own and kept its string for the VM's life.
+ */
+export function reasonKey(reason: string): string {
+  const eq = reason.indexOf("=");
+  if (eq < 0) return reason;
+  const colon = reason.lastIndexOf(":", eq);
+  return colon > 0 ? reason.substring(0, colon) : reason;
+}
+
+/**
  * The label of a reason: without the policy's own prefix ("endpoint_metrics:metrics" -> "metrics"),
  * characters outside [a-z0-9_] as "_" (a reason can come from a Redis reply; it must not end the tag).
  */

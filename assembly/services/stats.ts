@@ -11,7 +11,7 @@
 import * as host from "../host/calls";
 import { REDIS_FAIL_KINDS, RedisObserver } from "../redis/observer";
 import { PRIORITY_HIGH, PRIORITY_LOW } from "./request/request";
-import { reasonLabel, reasonsOf, tag } from "./stat_names";
+import { reasonKey, reasonLabel, reasonsOf, tag } from "./stat_names";
 
 /**
  * One VM's part of a gauge summed over its Envoy's VMs (and pools): set() moves the gauge by the
@@ -128,7 +128,7 @@ export class Stats extends RedisObserver {
   }
 
   /** A pick applied to the stream (`reason` as in the debug header). */
-  picked(policy: string, reason: string): void { host.incrementMetric(this.forPolicy(policy).reasonId(reason), 1); }
+  picked(policy: string, reason: string): void { host.incrementMetric(this.forPolicy(policy).reasonId(reasonKey(reason)), 1); }
   /** The route's own load balancing decides (policy passed, or a bodiless request passed through). */
   passed(policy: string): void { host.incrementMetric(this.forPolicy(policy).passthrough, 1); }
   shed(priority: i32): void {

@@ -9,6 +9,7 @@ import { CLUSTER, glrConfig, host, hosts, postChat } from "./harness.js";
 import { A, B, METRICS_CLUSTER, chat, makeHost, metricsConfig, vllmBody } from "../metrics-policy/harness.js";
 import type { TestHost } from "../../host-test/facade/index.js";
 import { isScriptQuery } from "../helpers/script-calls.js";
+import { finish, start } from "./slo-streams.js";
 
 let redis: RedisFixture;
 let client: Redis;
@@ -81,6 +82,28 @@ describe("picks by reason", () => {
     chat(h).complete();
     expect(picks(h, "endpoint_metrics", "metrics")).toBe(1);
     expect(picks(h, "endpoint_metrics", "inflight")).toBe(0);
+  });
+
+  it("predicted_latency counts its picks by the choice's name, not by the numbers its debug header shows", async () => {
+    h = await host({ configuration: { lb_policy: "predicted_latency", lb_config: { ...redisConfig, sloExploration: 0, debugHeader: "x-llmlb-debug" } },
+      redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(2) } });
+    const debug: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const { s } = postChat(h);
+      await h.redisIdle();
+      h.advance(20 + 15 * i); // a different TTFT each time: different predictions
+      start(s);
+      debug.push(String(s.response.headers["x-llmlb-debug"]));
+      h.advance(10);
+      finish(s);
+      await h.redisIdle();
+    }
+    expect(new Set(debug.map((d) => /:ttft=[\d.]+/.exec(d)?.[0])).size).toBeGreaterThan(2);
+    const series = [...h.plugin.metrics.prometheus().matchAll(/^llmlb_picks_total\{policy="predicted_latency",reason="([^"]*)"\} (\d+)$/gm)];
+    expect(series.reduce((n, m) => n + Number(m[2]), 0)).toBe(8);
+    for (const m of series) expect(m[1]).toMatch(/^[a-z_]+$/);
+    expect(series.length).toBeLessThanOrEqual(3);
+    expect(picks(h, "predicted_latency", "no_model")).toBe(1);
   });
 });
 

@@ -5,8 +5,13 @@
 -- than there are free slots, so several gateways admit their heads concurrently and a new arrival
 -- never overtakes a waiting one. Entries not polled for entry_ttl_ms (crashed gateway, departed
 -- client) and slots not renewed for slot_ttl_ms expire and are settled by the next call.
--- KEYS: 1 q (ZSET id -> order), 2 qhb (ZSET id -> heartbeat expiry ms), 3 qt (HASH tenant -> last
---       tag, "~v" -> virtual clock), 4 adm (ZSET admitted id -> slot expiry ms).
+-- KEYS: 1 q (ZSET id -> order), 2 qhb (ZSET id -> heartbeat expiry ms), 3 qt (HASH "t:<tenant>" ->
+--       last tag, "~v" -> virtual clock, "~c" -> the tenant sweep's cursor), 4 adm (ZSET admitted
+--       id -> slot expiry ms).
+-- Tenants are a request header's values, and every enter renews the keys' TTL: so each enter that
+-- queues also sweeps a few tenant fields (HSCAN, TENANT_SWEEP) and deletes those whose last tag
+-- the clock has passed (their next tag is the clock's + 1 with or without the field): the hash
+-- holds the tenants ahead of the clock, not every tenant ever seen.
 -- ARGV: 1 op, then
 --   enter: 2 id, 3 band (0 low .. 2 high), 4 tenant, 5 capacity, 6 entry_ttl_ms, 7 slot_ttl_ms
 --          -> {"ADMITTED"} | {"QUEUED", ahead}
@@ -22,6 +27,7 @@
 local BAND_SPAN = 1e13
 local SETTLE_BATCH = 32
 local HAND_OFF_MAX = 32 -- heads one exit admits at most (more free slots: the heads' polls take them)
+local TENANT_SWEEP = 16 -- the HSCAN COUNT of one enter's sweep of tenant fields
 
 local k_q, k_hb, k_t, k_adm = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local op = ARGV[1]
@@ -51,6 +57,18 @@ local function admit(id, slot_ttl)
   redis.call('ZREM', k_hb, id)
   redis.call('ZADD', k_adm, now + slot_ttl, id)
   return { 'ADMITTED' }
+end
+
+-- Deletes the swept tenant fields whose last tag is at or behind the clock `v`; the cursor is kept
+-- in the hash, so successive enters go round it.
+local function sweep_tenants(v)
+  local page = redis.call('HSCAN', k_t, redis.call('HGET', k_t, '~c') or '0', 'COUNT', TENANT_SWEEP)
+  local items = page[2]
+  for i = 1, #items, 2 do
+    local f = items[i]
+    if string.sub(f, 1, 2) == 't:' and (tonumber(items[i + 1]) or 0) <= v then redis.call('HDEL', k_t, f) end
+  end
+  if page[1] == '0' then redis.call('HDEL', k_t, '~c') else redis.call('HSET', k_t, '~c', page[1]) end
 end
 
 -- An id that holds a slot (admitted, or handed one by an exit) claims it for slot_ttl ms.
@@ -90,6 +108,7 @@ if op == 'enter' then
   local v = tonumber(redis.call('HGET', k_t, '~v') or '0')
   local last = tonumber(redis.call('HGET', k_t, 't:' .. tenant) or '0')
   local tag = math.max(v, last) + 1
+  sweep_tenants(v)
   redis.call('HSET', k_t, 't:' .. tenant, num_str(tag))
   redis.call('ZADD', k_q, (2 - band) * BAND_SPAN + tag, id)
   redis.call('ZADD', k_hb, now + entry_ttl, id)

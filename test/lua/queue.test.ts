@@ -154,6 +154,27 @@ describe("queue.lua", () => {
     expect(await q(k, "poll", "w39", cap, 60_000, 60_000)).toEqual(["ADMITTED"]); // 7 ahead < 8 free
   });
 
+  it("forgets tenants the clock has passed: the hash holds those ahead of it, not every tenant seen", async () => {
+    const k = keys();
+    await enter(k, "first", 1, "t", 1);
+    // 300 tenants one after another, each queued then admitted: the clock passes each one's tag.
+    let cur = "first";
+    for (let i = 0; i < 300; i++) {
+      expect((await enter(k, `r${i}`, 1, `tenant-${i}`, 1))[0]).toBe("QUEUED");
+      cur = await releaseAndAdmit(k, cur, [`r${i}`]);
+      expect(cur).toBe(`r${i}`);
+    }
+    const fields = await suite.redis.hkeys(k[2]);
+    expect(fields.filter((f) => f.startsWith("t:")).length).toBeLessThan(40);
+    // Fairness is unchanged for a tenant ahead of the clock: its backlog keeps its tags.
+    await enter(k, "b1", 1, "busy", 1);
+    await enter(k, "b2", 1, "busy", 1);
+    await enter(k, "b3", 1, "busy", 1);
+    await enter(k, "o1", 1, "other", 1);
+    expect(await poll(k, "o1", 1)).toEqual(["QUEUED", "1"]); // behind busy's first, ahead of its second
+    expect(Number(await suite.redis.hget(k[2], "t:busy"))).toBeGreaterThan(Number(await suite.redis.hget(k[2], "~v")));
+  });
+
   it("refuses malformed arguments", async () => {
     const k = keys();
     await expect(q(k, "enter", "", 1, "t", 1, 100, 100)).rejects.toThrow(/id must not be empty/);

@@ -20,6 +20,7 @@ import * as gen from "../../generated/lua";
 import { ScriptText } from "../lease/lua_text";
 import { LUA_LIBRARY } from "../lease/scripts";
 import * as host from "../../host/calls";
+import { tenantKey } from "./tenant";
 
 export const QUEUE_SCRIPT = new LuaScript("queue", new ScriptText("queue", gen.QUEUE_DEFS), gen.QUEUE_SHA, LUA_LIBRARY);
 
@@ -104,7 +105,7 @@ export class AdmissionQueue {
     let tenant = "";
     if (s.tenantHeader.length > 0) {
       const t = host.getHeader(host.MapType.RequestHeaders, s.tenantHeader);
-      if (t !== null) tenant = t;
+      if (t !== null) tenant = tenantKey(t);
     }
     const e = new Entry(r, pool, id, now);
     const args: string[] = ["enter", id, bandOf(r.priority).toString(), tenant, s.capacity.toString(),

@@ -167,8 +167,11 @@ local function add_load(k_load, host, delta)
 end
 
 -- Adds delta to Higress's in-flight counter of host, never below 0 (compat mode, lua/README.md).
+-- A host without a field (dropped as stale, or by Higress's cleanup) is not given one back by a
+-- release: a missing field reads 0 to Higress as well.
 local function add_higress(k_higress, host, delta)
   if not k_higress then return end
+  if delta < 0 and redis.call('HEXISTS', k_higress, host) == 0 then return end
   local left = redis.call('HINCRBY', k_higress, host, delta)
   if left < 0 then redis.call('HSET', k_higress, host, 0) end
 end
@@ -385,6 +388,9 @@ local function drop_stale_hosts(k, now, stale_ms)
     else
       redis.call('ZREM', k.load, host)
       redis.call('ZREM', k.seen, host)
+      -- Compat: Higress's counter too, as Higress's cleanup drops hosts gone from its host list
+      -- (its hash has no TTL: pods replaced with new addresses would stay in it for good).
+      if k.higress then redis.call('HDEL', k.higress, host) end
     end
   end
 end

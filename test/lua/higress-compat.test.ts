@@ -94,6 +94,24 @@ describe("Higress counter hash (compat = 1)", () => {
     expect(await counters(key)).toEqual({ [a]: 0, [b]: 0 });
   });
 
+  it("a host dropped as stale leaves Higress's counter too, and its old leases do not bring it back", async () => {
+    const pool = new Pool(redis);
+    const key = higressKey();
+    const [a, b, c] = hostList(3);
+    const stale = { hostStaleMs: 300, compatKey: key };
+    await pool.acquire({ leaseId: "c1", fp: "onlyC", hosts: [c], ...stale });
+    await pool.acquire({ leaseId: "a1", fp: "ab", hosts: [a, b], ...stale });
+    expect(await counters(key)).toMatchObject({ [c]: 1 });
+    await sleep(400);
+    expect((await pool.acquire({ leaseId: "a2", fp: "ab", ...stale })).status).toBe("OK");
+    expect(Object.keys(await counters(key)).sort()).toEqual([a, b].sort());
+    expect(await pool.release("c1", { compatKey: key })).toBe(1);
+    expect(Object.keys(await counters(key)).sort()).toEqual([a, b].sort());
+    await pool.release("a1", { compatKey: key });
+    await pool.release("a2", { compatKey: key });
+    expect(await counters(key)).toEqual({ [a]: 0, [b]: 0 });
+  });
+
   it("compat off writes nothing outside the pool's hash tag", async () => {
     const pool = new Pool(redis);
     const before = (await redis.keys("*")).sort();

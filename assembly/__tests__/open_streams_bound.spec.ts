@@ -1,6 +1,7 @@
 // predicted_latency's OpenStreams keeps a decode time and a cached wait per host; pods come and go
 // with new addresses, so it keeps at most HOSTS_KEPT hosts' worth beyond those with open streams.
-import { HOSTS_KEPT, OpenStream, OpenStreams } from "../policy/predicted_latency/open_streams";
+import { OpenStream, OpenStreams } from "../policy/predicted_latency/open_streams";
+import { HOSTS_KEPT } from "../util/host_maps";
 
 function finished(host: string): OpenStream {
   const s = new OpenStream(host, 0, 64, 100, 0, 0, 50, 50, 10);

@@ -160,7 +160,7 @@ describe("queue.lua", () => {
     // 300 tenants one after another, each queued then admitted: the clock passes each one's tag.
     let cur = "first";
     for (let i = 0; i < 300; i++) {
-      expect((await enter(k, `r${i}`, 1, `tenant-${i}`, 1))[0]).toBe("QUEUED");
+      expect((await enter(k, `r${i}`, 1, `tenant-${i}`, 1) as string[])[0]).toBe("QUEUED");
       cur = await releaseAndAdmit(k, cur, [`r${i}`]);
       expect(cur).toBe(`r${i}`);
     }

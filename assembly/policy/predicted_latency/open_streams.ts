@@ -9,6 +9,7 @@
 // model's TPOT x expectedOutputTokens, plus the host's predicted TTFT without a wait.
 // Also the prefill ahead: uncached prompt tokens of the streams not started yet (a TTFT feature).
 // Failure behaviour: none on the request path (no throw; a missing entry is a no-op).
+import { HOSTS_KEPT } from "../../util/host_maps";
 import { ResponseTally } from "./response_scan";
 import { remainingDecode, slotWait } from "./slot_wait";
 
@@ -94,10 +95,8 @@ function pushSlack(out: f64[], sloTpot: f64, expected: f64, events: f64, firstMs
   if (slack >= 0) out.push(slack);
 }
 
-/** Hosts whose decode time and cached wait are kept at most; beyond, those of hosts without an open
- *  stream of this VM are dropped (pods come and go with new addresses; a long-lived VM would
- *  otherwise keep every address it ever served or saw a sibling serve). */
-export const HOSTS_KEPT: i32 = 4096;
+// Decode times and cached waits are kept for at most HOSTS_KEPT hosts (util/host_maps.ts); beyond,
+// those of hosts without an open stream of this VM are dropped.
 
 export class OpenStreams {
   private byHost: Map<string, OpenStream[]> = new Map();

@@ -3,12 +3,17 @@
 // and prefill cost) and total time (lease taken -> lease released). The scorer reads TTFT when a
 // host has one, else the total. Failure behaviour: none; hosts never observed read NaN ("unknown").
 
+import { roomFor } from "../../util/host_maps";
+
 export class LatencyTracker {
   private ewma: Map<string, f64> = new Map();
   private ttft: Map<string, f64> = new Map();
   private started: Map<usize, f64> = new Map();
 
   constructor(public alpha: f64) {}
+
+  /** Hosts with an estimate kept (at most HOSTS_KEPT per kind). */
+  get hostsKept(): i32 { return max(this.ewma.size, this.ttft.size); }
 
   /** TTFT EWMA when known, else total-time EWMA, else NaN. */
   latencyMs(address: string): f64 {
@@ -30,6 +35,7 @@ export class LatencyTracker {
 
   private update(m: Map<string, f64>, address: string, ms: f64): void {
     if (!(ms >= 0)) return;
+    roomFor(m, address);
     const old = m.has(address) ? m.get(address) : NaN;
     m.set(address, isNaN(old) ? ms : old + this.alpha * (ms - old));
   }

@@ -15,6 +15,7 @@ import { metricsFingerprintIn } from "../../metrics/fingerprint";
 import { readGaugeIn } from "../../metrics/gauge";
 import { ScratchBytes } from "../../json/unescape";
 import { HostSnapshot } from "../candidates/upstream_hosts";
+import { roomFor } from "../../util/host_maps";
 import { HostReport, decodeReport, encodeReport } from "./codec";
 import { entryOf, metricsBytesOf } from "./extract";
 
@@ -47,6 +48,7 @@ export class MetricsCache {
 
   private entry(address: string): CachedHost {
     if (this.hosts.has(address)) return this.hosts.get(address);
+    roomFor(this.hosts, address);
     const e = new CachedHost();
     this.hosts.set(address, e);
     return e;

@@ -48,7 +48,7 @@ export class CandidateSource {
     }
     const raw = host.getUpstreamHosts();
     const snapshot: HostSnapshot | null = raw === null ? null : this.snapshots.read(raw);
-    if (reuse) this.reads.store(cluster, snapshot, now);
+    if (reuse) this.reads.store(cluster, snapshot, now, <f64>c.hostsRefreshMs);
     return snapshot;
   }
 

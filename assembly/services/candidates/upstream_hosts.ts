@@ -112,8 +112,21 @@ export class HostMapReads {
     return nowMs - last.atMs < refreshMs && nowMs >= last.atMs ? last.snapshot : null;
   }
 
-  store(cluster: string, snapshot: HostSnapshot | null, nowMs: f64): void {
-    if (snapshot === null) this.reads.delete(cluster);
-    else this.reads.set(cluster, new HostRead(snapshot, nowMs));
+  /** Keeps `snapshot` as the cluster's map read at `nowMs`. A new cluster first drops the maps
+   *  read `refreshMs` or more ago (never returned again by fresh(); each holds a whole host map),
+   *  so the reads of clusters no longer routed to (a configuration's clusters come and go) go. */
+  store(cluster: string, snapshot: HostSnapshot | null, nowMs: f64, refreshMs: f64 = 0): void {
+    if (snapshot === null) { this.reads.delete(cluster); return; }
+    if (refreshMs > 0 && !this.reads.has(cluster)) {
+      const keys = this.reads.keys();
+      for (let i = 0; i < keys.length; i++) {
+        const at = this.reads.get(keys[i]).atMs;
+        if (nowMs - at >= refreshMs || nowMs < at) this.reads.delete(keys[i]);
+      }
+    }
+    this.reads.set(cluster, new HostRead(snapshot, nowMs));
   }
+
+  /** Clusters whose map is kept. */
+  get size(): i32 { return this.reads.size; }
 }

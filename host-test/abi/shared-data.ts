@@ -24,6 +24,11 @@ export class SharedData implements SharedDataStore {
     return { status: WasmResult.Ok, value: e.value, cas: e.cas };
   }
 
+  /** The keys a vm_id has (for tests; no ABI call lists them). */
+  keys(vmId: string): string[] {
+    return [...this.map(vmId).keys()];
+  }
+
   /** cas 0 = unconditional; a stale cas on an existing key is CasMismatch (cpp-host SharedData::set). */
   set(vmId: string, key: string, value: Buffer, cas: number): number {
     const m = this.map(vmId);

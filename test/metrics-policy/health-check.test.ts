@@ -3,8 +3,9 @@
 // saturation shedding by priority, rate_limit, and one parse per gateway (shared data).
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import type { TestHost } from "../../host-test/facade/index.js";
-import { A, B, C, chat, makeHost, metricsConfig, picked, vllmBody } from "./harness.js";
+import { TestHost } from "../../host-test/facade/index.js";
+import type { SharedData } from "../../host-test/abi/shared-data.js";
+import { A, B, C, CLUSTER, METRICS_CLUSTER, WASM, chat, makeHost, metricsConfig, picked, vllmBody } from "./harness.js";
 
 let h: TestHost | null = null;
 afterEach(() => { h?.close(); h = null; });
@@ -108,6 +109,35 @@ describe("endpoint_metrics from health-check bodies", () => {
     // Without the limit all 20 go to A; with it A keeps at most about half.
     expect(counts.get(A)!).toBeLessThanOrEqual(11);
     expect(counts.get(B)!).toBeGreaterThanOrEqual(9);
+  });
+
+  it("rate_limit empties the shared windows of candidate sets unused for a minute when it moves to a new one (shared data has no delete)", async () => {
+    const Y = "outbound|8000||vllm-y.static";
+    const Z = "outbound|8000||vllm-z.static";
+    h = await TestHost.create({ wasm: WASM, configuration: metricsConfig({ rate_limit: 0.5, window_seconds: 1 }), logLevel: "warn",
+      clusters: { [CLUSTER]: [{ address: A, metrics: vllmBody(0) }, { address: B, metrics: vllmBody(1) }],
+        [Y]: [{ address: B, metrics: vllmBody(1) }, { address: C, metrics: vllmBody(0) }],
+        [Z]: [{ address: A, metrics: vllmBody(0) }, { address: C, metrics: vllmBody(1) }], [METRICS_CLUSTER]: [] } });
+    const send = (cluster: string) => {
+      const s = h!.stream({ method: "POST", path: "/v1/chat/completions", cluster, route: "llm", headers: { "content-type": "application/json" } });
+      s.sendRequestHeaders(false);
+      s.sendRequestBody(JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }), true);
+      s.complete();
+    };
+    const shared = h.plugin.sharedData as SharedData;
+    const sizes = () => shared.keys("").filter((k) => k.startsWith("llmlb.empicks|")).map((k) => shared.get("", k).value!.length);
+    send(CLUSTER);
+    h.advance(1000);
+    send(Y); // a new set: the first, used a second ago, is kept
+    expect(sizes().filter((n) => n > 0).length).toBe(2);
+    h.advance(61_000);
+    send(Y); // a set it knows: nothing swept
+    expect(sizes().filter((n) => n > 0).length).toBe(2);
+    send(Z); // a new set: the first (62 s unused) is emptied, Y (just used) kept
+    expect(sizes().length).toBe(3);
+    expect(sizes().filter((n) => n > 0).length).toBe(2);
+    send(CLUSTER); // used again: written again
+    expect(sizes().filter((n) => n > 0).length).toBe(3);
   });
 
   it("one VM parses a body; the other VMs reuse its parse from shared data", async () => {

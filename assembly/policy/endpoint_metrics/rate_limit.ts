@@ -8,8 +8,16 @@ import { CandidateSet } from "../../services/candidates/candidates";
 import { Xorshift } from "../../util/prng";
 import { SharedPicks } from "./shared_picks";
 
+/** A shared window this VM has not used for this long (at least) is emptied when it moves to a
+ *  new one: every change of the candidate set (a pod replaced, a health flap) names a new window,
+ *  and Envoy's shared data has no delete, so old windows (12 bytes a pick, up to window_size) would
+ *  stay for the Envoy's life. */
+const UNUSED_MIN_MS: f64 = 60000;
+
 export class RateLimit {
   readonly picks: SharedPicks;
+  /** The shared windows this VM used, by key, and when it last did. */
+  private used: Map<string, f64> = new Map();
 
   constructor(private cfg: LbConfig) {
     const s = cfg.metrics;
@@ -20,12 +28,30 @@ export class RateLimit {
   redirect(c: CandidateSet, chosen: string, now: f64, rng: Xorshift): string {
     const limit = this.cfg.metrics.rateLimit;
     // One window per candidate set: the same name in every VM of the gateway.
-    this.picks.key = "llmlb.empicks|" + this.cfg.keyPrefix + "|" + c.fp;
+    const key = "llmlb.empicks|" + this.cfg.keyPrefix + "|" + c.fp;
+    if (this.picks.shared) {
+      if (!this.used.has(key)) this.emptyUnused(now);
+      this.used.set(key, now);
+    }
+    this.picks.key = key;
     this.picks.refresh();
     let other = "";
     if (this.picks.window.overLimit(chosen, limit, now)) other = this.otherHost(c, chosen, limit, now, rng.nextBelow(<u32>c.size));
     this.picks.record(other.length > 0 ? other : chosen, now);
     return other;
+  }
+
+  /** Empties the shared windows this VM has not used for UNUSED_MIN_MS or 10 windows (another VM
+   *  still using one starts it again, as after a change of the candidate set). */
+  private emptyUnused(now: f64): void {
+    const idle = max(UNUSED_MIN_MS, 10.0 * <f64>this.cfg.metrics.windowSeconds * 1000);
+    const keys = this.used.keys();
+    for (let i = 0; i < keys.length; i++) {
+      const at = this.used.get(keys[i]);
+      if (now - at < idle && now >= at) continue;
+      this.picks.empty(keys[i]);
+      this.used.delete(keys[i]);
+    }
   }
 
   /** A random candidate other than `chosen`, preferring those under the limit; "" if none. */

@@ -28,6 +28,11 @@ export class SharedPicks {
     }
   }
 
+  /** Empties the shared window `key` (Envoy's shared data cannot delete a key). */
+  empty(key: string): void {
+    host.setSharedData(key, new ArrayBuffer(0), 0);
+  }
+
   record(address: string, now: f64): void {
     this.window.push(address, now);
     if (!this.shared) return;

@@ -30,6 +30,11 @@ const MODEL_TTL_MS = "172800000";
 /** A host no gateway observed for an hour is forgotten (its fields deleted by model.lua): pods come
  *  and go with new addresses, and every VM reads the whole hash every modelRefreshMs. */
 export const MODEL_HOST_IDLE_MS = "3600000";
+/** A VM reads the model hash no more bytes a ms than this (256 KiB/s): each host's three fields are
+ *  ~380 bytes, so 1,000 hosts would be 760 KB/s per VM at modelRefreshMs 500 (x workers x
+ *  gateways from one Redis); the sums change slowly (modelDecay's half-life is ~140 of a host's
+ *  observations) and this VM's own observations are folded at once. */
+export const MODEL_READ_BYTES_PER_MS: f64 = 262.144;
 
 class HostStats {
   ttft: f64[] = emptyStats(TTFT_K);
@@ -58,6 +63,8 @@ export class PoolModel {
   private hosts: Map<string, HostStats> = new Map();
   private reading: bool = false;
   private lastReadMs: f64 = -1e18;
+  /** The earliest next read: modelRefreshMs after the last, or later for a large hash. */
+  private nextReadMs: f64 = -1e18;
   private fitFor: string = "";
   private fitted: HostModel[] = [];
 
@@ -153,8 +160,9 @@ export class PoolModel {
   refresh(now: f64): void {
     this.exchange(now);
     const pool = this.pool;
-    if (pool === null || this.reading || now - this.lastReadMs < <f64>this.s.refreshMs) return;
+    if (pool === null || this.reading || (now < this.nextReadMs && now >= this.lastReadMs)) return;
     this.lastReadMs = now;
+    this.nextReadMs = now + <f64>this.s.refreshMs;
     this.reading = pool.redis.command(["HGETALL", this.key], new ModelRead(this), now);
   }
 
@@ -162,6 +170,9 @@ export class PoolModel {
     this.reading = false;
     if (!ok || reply === null || reply.isError()) return;
     const items = reply.items;
+    let bytes = 0;
+    for (let i = 0; i < items.length; i++) bytes += items[i].str.length;
+    this.nextReadMs = max(this.nextReadMs, this.lastReadMs + <f64>bytes / MODEL_READ_BYTES_PER_MS);
     // The hash is the fleet's model: a host it no longer holds (idle, forgotten by model.lua) is
     // forgotten here too, so this VM holds the hosts observed lately, as the hash does.
     this.hosts = new Map();

@@ -40,6 +40,8 @@ class HostStats {
   ttft: f64[] = emptyStats(TTFT_K);
   tpot: f64[] = emptyStats(TPOT_K);
   trust: f64[] = emptyStats(TRUST_K);
+  /** When this VM last folded an observation of the host in (-1e18: never). */
+  observedMs: f64 = -1e18;
 }
 
 class ModelRead extends RedisReplyHandler {
@@ -174,14 +176,20 @@ export class PoolModel {
     for (let i = 0; i < items.length; i++) bytes += items[i].str.length;
     this.nextReadMs = max(this.nextReadMs, this.lastReadMs + <f64>bytes / MODEL_READ_BYTES_PER_MS);
     // The hash is the fleet's model: a host it no longer holds (idle, forgotten by model.lua) is
-    // forgotten here too, so this VM holds the hosts observed lately, as the hash does.
+    // forgotten here too, so this VM holds the hosts observed lately, as the hash does. A host this
+    // VM observed since the read was sent keeps what the reply does not hold (its write, sent
+    // after the read on the same connection, is not in it).
+    const sentMs = this.lastReadMs;
+    const old = this.hosts;
     this.hosts = new Map();
     for (let i = 0; i + 1 < items.length; i += 2) {
       const field = items[i].str;
       const bar = field.lastIndexOf("|");
       if (bar <= 0 || bar != field.length - 2) continue;
       const kind = field.charCodeAt(bar + 1);
-      const h = this.of(field.substring(0, bar));
+      const address = field.substring(0, bar);
+      if (!this.hosts.has(address) && old.has(address) && old.get(address).observedMs >= sentMs) this.hosts.set(address, old.get(address));
+      const h = this.of(address);
       if (kind == 98) { // 'b': base TTFT (before 'b', 't' held 4 features: ignored)
         const v = parseStats(TTFT_K, items[i + 1].str);
         if (v !== null) h.ttft = v;
@@ -192,6 +200,11 @@ export class PoolModel {
         const v = parseStats(TRUST_K, items[i + 1].str);
         if (v !== null) h.trust = v;
       }
+    }
+    const kept = old.keys();
+    for (let i = 0; i < kept.length; i++) {
+      const h = old.get(kept[i]);
+      if (!this.hosts.has(kept[i]) && h.observedMs >= sentMs) this.hosts.set(kept[i], h);
     }
     this.fitFor = "";
   }
@@ -205,6 +218,7 @@ export class PoolModel {
    *  of the prompt the tree said was cached there (`trustY`, cache_trust.ts). */
   observe(address: string, ttftX: f64[], ttftY: f64, tpotX: f64[], tpotY: f64, trustY: f64, now: f64): void {
     const h = this.of(address);
+    h.observedMs = now;
     const args: string[] = [MODEL_TTL_MS, MODEL_HOST_IDLE_MS];
     const decay = this.s.decay;
     if (!isNaN(ttftY)) {

@@ -1,5 +1,5 @@
 // The request body as the policies read it: whether it asks for a streamed response.
-import { RequestBody } from "../services/request/body";
+import { MAX_OUTPUT_TOKENS, RequestBody } from "../services/request/body";
 
 function body(text: string, truncated: bool = false): RequestBody {
   return new RequestBody(Uint8Array.wrap(String.UTF8.encode(text)), truncated);
@@ -16,5 +16,21 @@ describe("RequestBody.streams", () => {
   it("is false for a body it cannot read (not JSON, truncated)", () => {
     expect(body("stream: true").streams()).toBe(false);
     expect(body('{"stream":true', true).streams()).toBe(false);
+  });
+});
+
+describe("RequestBody.maxOutputTokens", () => {
+  it("is max_tokens, else max_completion_tokens, else max_output_tokens; 0 when none is positive", () => {
+    expect(body('{"max_tokens":16}').maxOutputTokens()).toBe(16);
+    expect(body('{"max_tokens":0,"max_completion_tokens":32}').maxOutputTokens()).toBe(32);
+    expect(body('{"max_tokens":-1,"max_output_tokens":8}').maxOutputTokens()).toBe(8);
+    expect(body('{"max_tokens":"16"}').maxOutputTokens()).toBe(0);
+    expect(body('{"model":"m"}').maxOutputTokens()).toBe(0);
+  });
+  it("is at most MAX_OUTPUT_TOKENS whatever the client wrote (1e999 parses as Infinity)", () => {
+    expect(body('{"max_tokens":1e999}').maxOutputTokens()).toBe(MAX_OUTPUT_TOKENS);
+    expect(body('{"max_tokens":1e308}').maxOutputTokens()).toBe(MAX_OUTPUT_TOKENS);
+    expect(body('{"max_tokens":-1e999,"max_completion_tokens":1e400}').maxOutputTokens()).toBe(MAX_OUTPUT_TOKENS);
+    expect(body('{"max_tokens":1e999,"messages":[]}').estimatedTokens()).toBeGreaterThan(0);
   });
 });

@@ -14,7 +14,8 @@ const str = (t: string) => (t.includes("\\") ? `"${t}"` : JSON.stringify(t)); //
 const chatMessage = fc.tuple(fc.constantFrom("user", "system", "assistant", "tool", ""), fc.oneof(text, fc.array(text, { maxLength: 3 })))
   .map(([role, c]) => `{"role":${JSON.stringify(role)},"content":${Array.isArray(c) ? `[${c.map((t) => `{"type":"text","text":${str(t)}}`).join(",")}]` : str(c)}}`);
 const model = fc.oneof(fc.constantFrom("m", "sim-tiny", ""), text);
-const extras = fc.constantFrom("", ',"stream":true', ',"max_tokens":16', ',"max_tokens":-1', ',"stream":"yes"', ',"n":1e400', ',"user":null');
+const extras = fc.constantFrom("", ',"stream":true', ',"max_tokens":16', ',"max_tokens":-1', ',"stream":"yes"', ',"n":1e400', ',"user":null',
+  ',"max_tokens":1e999', ',"max_tokens":-1e999', ',"max_tokens":1e308', ',"max_completion_tokens":1e400', ',"max_tokens":0.5', ',"max_tokens":"16"');
 const chat = fc.tuple(model, fc.array(chatMessage, { maxLength: 4 }), extras).map(([m, ms, x]) => `{"model":${str(m)},"messages":[${ms.join(",")}]${x}}`);
 const completion = fc.tuple(model, fc.oneof(text.map(str), fc.array(text.map(str), { maxLength: 3 }).map((a) => `[${a.join(",")}]`), fc.array(fc.integer(), { maxLength: 20 }).map((a) => JSON.stringify(a))), extras)
   .map(([m, p, x]) => `{"model":${str(m)},"prompt":${p}${x}}`);

@@ -100,7 +100,7 @@ export class FuzzHost {
         this.seen.add(c);
         const sc = scriptCall(c);
         const lease = sc?.args[0];
-        if (sc && lease && sc.script === "acquire") { this.acquired.set(lease, (this.acquired.get(lease) ?? 0) + 1); this.totals.acquires++; }
+        if (sc && lease && (sc.script === "acquire" || sc.script === "charge")) { this.acquired.set(lease, (this.acquired.get(lease) ?? 0) + 1); this.totals.acquires++; }
         if (sc && lease && sc.script === "release") {
           this.released.set(lease, (this.released.get(lease) ?? 0) + 1);
           this.totals.releases++;
@@ -109,7 +109,7 @@ export class FuzzHost {
         const r = answer(c, sc);
         if (c.settled || r === undefined) continue;
         if (r === null) { c.fail(); continue; }
-        if (sc && lease && sc.script === "acquire" && isGrant(r)) { this.granted.add(lease); this.totals.grants++; }
+        if (sc && lease && (sc.script === "acquire" || sc.script === "charge") && isGrant(r)) { this.granted.add(lease); this.totals.grants++; }
         if (sc && lease && sc.script === "release" && /^:-?\d+\r\n/.test(Buffer.from(r).toString("latin1"))) this.settledRelease.add(lease);
         c.reply(r);
       }

@@ -6,7 +6,7 @@
 // Seeded and bounded here; FUZZ_RUNS / FUZZ_SEED (npm run soak) run more.
 import { afterAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { CLUSTER, FUZZ_SEED, FuzzHost, outcome, runs, FUZZ_TIMEOUT_MS, saneReply, type Answer } from "./fuzz-host.js";
+import { CLUSTER, FUZZ_SEED, FuzzHost, HOSTS, outcome, runs, FUZZ_TIMEOUT_MS, saneReply, type Answer } from "./fuzz-host.js";
 import { apiPath, body, chunking, chunks, respReply } from "./arbitraries.js";
 
 const config = { lb_policy: "global_least_request", lb_config: { serviceFQDN: "redis.static", servicePort: 6379, timeout: 500, leaseTTL: 5, failurePenalty: 1 } };
@@ -44,6 +44,48 @@ describe("fuzz: request bodies through the release .wasm", () => {
       { seed: FUZZ_SEED, numRuns: runs(400) });
     expect(fuzz.totals.grants).toBeGreaterThan(50); // the bodies reached Redis picks, not only fallbacks
     expect(fuzz.totals.releases).toBeGreaterThanOrEqual(fuzz.totals.grants);
+  }, FUZZ_TIMEOUT_MS);
+});
+
+/** A model hash as HGETALL returns it: each host ~50 ms to the first token, ~10 ms a token (ten
+ *  observations of x = 1), so predicted_latency scores every candidate (the choice is exercised). */
+function learnedModel(): string {
+  const b = "10 0 0 0 0 0 0 0 0 0 500 0 0 0 25000 10";
+  const p = "10 0 0 100 0 1000 10";
+  const items = HOSTS.flatMap((h) => [`${h}|b`, b, `${h}|p`, p]);
+  return `*${items.length}\r\n` + items.map((s) => `$${Buffer.byteLength(s)}\r\n${s}\r\n`).join("");
+}
+
+describe("fuzz: request bodies through predicted_latency with a learned model", () => {
+  const pl = { lb_policy: "predicted_latency", lb_config: { serviceFQDN: "redis.static", servicePort: 6379, timeout: 500, leaseTTL: 5, sloExploration: 0, debugHeader: "x-llmlb-debug" } };
+  const fuzz = new FuzzHost(pl);
+  afterAll(() => fuzz.close());
+  const model = learnedModel();
+  const answer: Answer = (c, sc) => (c.text.includes("HGETALL") ? model : saneReply(sc));
+  it("any body (numbers like max_tokens 1e999 included), with and without an SLO: no trap, forwarded or answered < 500", async () => {
+    const slo = fc.constantFrom<Record<string, string>>({}, { "x-slo-ttft-ms": "500", "x-slo-tpot-ms": "50" });
+    await fc.assert(fc.asyncProperty(body, slo, ending, async (b, headers, end) => {
+      const h = await fuzz.host();
+      fuzz.resetLedger();
+      const s = h.stream({ method: "POST", path: "/v1/chat/completions", cluster: CLUSTER, route: "llm", headers: { "content-type": "application/json", ...headers } });
+      s.sendRequestHeaders(false);
+      s.sendRequestBody(b, true);
+      if (end === "abort-before-pick") s.abort();
+      fuzz.drain(answer);
+      fuzz.advance(2000, answer, 250);
+      expect(fuzz.failure()).toBeNull();
+      if (end !== "abort-before-pick") {
+        const o = outcome(s);
+        expect(o.forwarded || (o.localStatus !== null && o.localStatus < 500), `request neither forwarded nor answered: ${JSON.stringify(o)}`).toBe(true);
+        if (end === "abort") s.abort();
+        else { s.sendResponseHeaders({ ":status": end === "complete" ? "200" : "500" }, false); s.sendResponseBody("{}", true); s.complete(); }
+      }
+      fuzz.drain(answer);
+      fuzz.advance(2000, answer, 250);
+      expect(fuzz.failure()).toBeNull();
+    }), { seed: FUZZ_SEED, numRuns: runs(200) });
+    const picked = fuzz.totals.grants;
+    expect(picked).toBeGreaterThan(20);
   }, FUZZ_TIMEOUT_MS);
 });
 

@@ -67,7 +67,9 @@ export function headroomOf(ttft: f64, tpot: f64, sloTtft: f64, sloTpot: f64): f6
   return h;
 }
 
-/** Index among `idx` of the lowest score (highest when `highest`), random among near ties. */
+/** Index among `idx` (not empty) of the lowest score (highest when `highest`), random among near
+ *  ties; random among all of `idx` when the scores are not comparable (infinite or NaN: never a
+ *  remainder by an empty tie list, which traps the VM). */
 function extreme(idx: i32[], score: f64[], highest: bool, pick: u32): i32 {
   let best = highest ? -Infinity : Infinity;
   for (let j = 0; j < idx.length; j++) {
@@ -77,6 +79,7 @@ function extreme(idx: i32[], score: f64[], highest: bool, pick: u32): i32 {
   const tol = 1e-6 * max(1.0, abs(best));
   const ties = new Array<i32>(0);
   for (let j = 0; j < idx.length; j++) if (abs(score[idx[j]] - best) <= tol) ties.push(idx[j]);
+  if (ties.length == 0) return idx[<i32>(pick % <u32>idx.length)];
   return ties[<i32>(pick % <u32>ties.length)];
 }
 
@@ -135,6 +138,7 @@ function lowestLatency(idx: i32[], score: f64[], inflight: f64[] | null, uncache
     const i = idx[j];
     if (score[i] <= limit && uncached[i] <= uncached[best]) alike.push(i);
   }
+  if (alike.length == 0) alike.push(best);
   const chosen = extreme(nearLeast(alike, inflight, 0), score, false, pick);
   return new Choice(chosen, chosen == best ? "lowest_latency" : "alike_fewest");
 }
@@ -144,14 +148,15 @@ function bandPick(band: i32[], ttft: f64[], h: f64[], byTtft: bool, pick: u32): 
   return byTtft ? extreme(band, ttft, false, pick) : extreme(band, h, true, pick);
 }
 
-/** The hosts of `idx` whose `value` is within `share` of the least (0: the least). */
+/** The hosts of `idx` whose `value` is within `share` of the least (0: the least); all of `idx`
+ *  when none compares (values infinite or NaN). */
 function nearLeast(idx: i32[], value: f64[], share: f64): i32[] {
   let least = Infinity;
   for (let j = 0; j < idx.length; j++) least = min(least, value[idx[j]]);
   const limit = share > 0 ? least + share * abs(least) : least;
   const out = new Array<i32>(0);
   for (let j = 0; j < idx.length; j++) if (value[idx[j]] <= limit) out.push(idx[j]);
-  return out;
+  return out.length > 0 ? out : idx;
 }
 
 /** The hosts of `idx` whose harm (other streams this request's prefill would make miss their
@@ -160,11 +165,12 @@ function leastHarm(idx: i32[], harm: f64[]): i32[] {
   return nearLeast(idx, harm, 0);
 }
 
-/** The hosts of `idx` whose TPOT headroom is within TPOT_BAND of the least (the slowest that fit). */
+/** The hosts of `idx` whose TPOT headroom is within TPOT_BAND of the least (the slowest that fit);
+ *  all of `idx` when none compares. */
 function tpotBand(idx: i32[], tpot: f64[], sloTpot: f64): i32[] {
   let least = Infinity;
   for (let j = 0; j < idx.length; j++) least = min(least, headroom(tpot[idx[j]], sloTpot));
   const band = new Array<i32>(0);
   for (let j = 0; j < idx.length; j++) if (headroom(tpot[idx[j]], sloTpot) <= least + TPOT_BAND) band.push(idx[j]);
-  return band;
+  return band.length > 0 ? band : idx;
 }

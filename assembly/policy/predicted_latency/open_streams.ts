@@ -98,6 +98,11 @@ function pushSlack(out: f64[], sloTpot: f64, expected: f64, events: f64, firstMs
 // Decode times and cached waits are kept for at most HOSTS_KEPT hosts (util/host_maps.ts); beyond,
 // those of hosts without an open stream of this VM are dropped.
 
+/** Other gateways' streams on a host scheduled at most, per batch slot and in all (the fleet's count
+ *  is Redis's: a corrupt or token-weighted count must not loop a billion times). */
+export const OTHERS_PER_SLOT_MAX: i32 = 64;
+export const OTHERS_MAX: f64 = 65536;
+
 export class OpenStreams {
   private byHost: Map<string, OpenStream[]> = new Map();
   private decodeMs: Map<string, f64> = new Map();
@@ -256,7 +261,10 @@ export class OpenStreams {
     sib: SiblingStream[] | null = null, sibVersion: i32 = 0): f64 {
     if (slots <= 0 || !(tpot > 0)) return 0;
     const own = this.count(address);
-    const fleetOthers = <i32>max(0.0, Math.round(fleetInflight) - <f64>own);
+    // The fleet's count comes from Redis (any number there): at most OTHERS_PER_SLOT_MAX per slot
+    // (OTHERS_MAX in all) are scheduled, one loop step each; a pod that far behind is out of reach
+    // for any SLO.
+    const fleetOthers = <i32>min(max(0.0, Math.round(fleetInflight) - <f64>own), min(<f64>slots * <f64>OTHERS_PER_SLOT_MAX, OTHERS_MAX));
     const sibN = sib !== null ? sib.length : 0;
     if (own + max(fleetOthers, sibN) < slots) return 0;
     // The same streams and counts within WAIT_REUSE_MS: the wait computed then, less the time

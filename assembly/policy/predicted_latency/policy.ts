@@ -187,8 +187,9 @@ export class PredictedLatencyPolicy extends Policy {
     const now = host.nowMillis();
     const deadline = sloTtft > 0 ? now + sloTtft : Infinity;
     const body = r.body;
-    let expected: f64 = body !== null ? body.numberField("max_tokens") : 0;
-    if (expected <= 0) expected = <f64>s.expectedOutputTokens;
+    // The client's output budget (max_tokens or its newer names), at most MAX_OUTPUT_TOKENS.
+    let expected: f64 = body !== null ? body.maxOutputTokens() : 0;
+    if (!(expected > 0)) expected = <f64>s.expectedOutputTokens;
     // One set of random draws per request: a held request evaluated again and again explores (or
     // breaks a tie) as it would have once, not once per evaluation.
     const rng = this.services.rng;

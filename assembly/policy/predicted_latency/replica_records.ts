@@ -101,8 +101,10 @@ export function parseBlob(blob: ArrayBuffer, values: ArrayBuffer[], at: f64[]): 
     const len = c.num();
     if (t < 0 || len < 0 || c.peek() != 10) return;
     const from = c.pos + 1;
+    // Compared as f64: a length past the blob (from another writer, or cut short) must not wrap
+    // the i32 end below the start and move the cursor before the buffer.
+    if (<f64>from + len > <f64>b.length) return;
     const to = from + <i32>len;
-    if (to > b.length) return;
     values.push(blob.slice(from, to));
     at.push(t);
     c.pos = to + 1;

@@ -3,6 +3,9 @@
 import { JsonValue } from "../../json/value";
 import { parseJson } from "../../json/parse";
 
+/** An output budget beyond any engine's context (~1M tokens): a client's larger number counts as this. */
+export const MAX_OUTPUT_TOKENS: f64 = 1048576;
+
 export class RequestBody {
   private parsed: bool = false;
   private root: JsonValue | null = null;
@@ -64,11 +67,18 @@ export class RequestBody {
     return this.bytes.length;
   }
 
-  /** Estimated tokens: prompt chars / 4 + the output budget (max_tokens or max_completion_tokens). */
-  estimatedTokens(): i64 {
+  /** The output budget the client asked for: max_tokens, else max_completion_tokens, else
+   *  max_output_tokens (Responses API); 0 when none is a positive number. At most MAX_OUTPUT_TOKENS:
+   *  the client's number may be anything (1e999 parses as Infinity). */
+  maxOutputTokens(): f64 {
     let out = this.numberField("max_tokens");
-    if (out == 0) out = this.numberField("max_completion_tokens");
-    if (out == 0) out = this.numberField("max_output_tokens");
-    return (this.promptChars() + 3) / 4 + <i64>out;
+    if (!(out > 0)) out = this.numberField("max_completion_tokens");
+    if (!(out > 0)) out = this.numberField("max_output_tokens");
+    return out > 0 ? min(out, MAX_OUTPUT_TOKENS) : 0;
+  }
+
+  /** Estimated tokens: prompt chars / 4 + the output budget (maxOutputTokens). */
+  estimatedTokens(): i64 {
+    return (this.promptChars() + 3) / 4 + <i64>this.maxOutputTokens();
   }
 }

@@ -56,6 +56,21 @@ function learnedModel(): string {
   return `*${items.length}\r\n` + items.map((s) => `$${Buffer.byteLength(s)}\r\n${s}\r\n`).join("");
 }
 
+// The other policies that read the body: prefix_cache (the prefix keys), endpoint_metrics weighted
+// with the prefix term and token costs (the output budget in the lease's cost).
+const others: Array<[string, object]> = [
+  ["prefix_cache", { lb_policy: "prefix_cache", lb_config: { serviceFQDN: "redis.static", servicePort: 6379, timeout: 500, leaseTTL: 5 } }],
+  ["endpoint_metrics, weighted, token costs", { lb_policy: "endpoint_metrics", lb_config: { serviceFQDN: "redis.static", servicePort: 6379, timeout: 500, leaseTTL: 5, scoring: "weighted", prefixWeight: 1, costMode: "tokens" } }],
+];
+describe.each(others)("fuzz: request bodies through %s", (_name, cfg) => {
+  const fuzz = new FuzzHost(cfg);
+  afterAll(() => fuzz.close());
+  it("any body, chunking and ending: no trap, forwarded or answered < 500, leases released once", async () => {
+    await fc.assert(fc.asyncProperty(apiPath, body, chunking, ending, (path, b, cuts, end) => oneRequest(fuzz, path, b, cuts, end, sane)),
+      { seed: FUZZ_SEED, numRuns: runs(150) });
+  }, FUZZ_TIMEOUT_MS);
+});
+
 describe("fuzz: request bodies through predicted_latency with a learned model", () => {
   const pl = { lb_policy: "predicted_latency", lb_config: { serviceFQDN: "redis.static", servicePort: 6379, timeout: 500, leaseTTL: 5, sloExploration: 0, debugHeader: "x-llmlb-debug" } };
   const fuzz = new FuzzHost(pl);
@@ -86,6 +101,33 @@ describe("fuzz: request bodies through predicted_latency with a learned model", 
     }), { seed: FUZZ_SEED, numRuns: runs(200) });
     const picked = fuzz.totals.grants;
     expect(picked).toBeGreaterThan(20);
+  }, FUZZ_TIMEOUT_MS);
+
+  it("random, wrong-shaped and truncated replies to its calls (the model read included): no trap, forwarded or answered < 500", async () => {
+    const replies = fc.array(fc.oneof(respReply, fc.constant(model)), { minLength: 1, maxLength: 8 });
+    const slo = fc.constantFrom<Record<string, string>>({}, { "x-slo-ttft-ms": "500", "x-slo-tpot-ms": "50" });
+    await fc.assert(fc.asyncProperty(replies, slo, ending, async (rs, headers, end) => {
+      let i = 0;
+      const random: Answer = (c, sc) => (i < rs.length ? rs[i++] : answer(c, sc));
+      const h = await fuzz.host();
+      fuzz.resetLedger();
+      const s = h.stream({ method: "POST", path: "/v1/chat/completions", cluster: CLUSTER, route: "llm", headers: { "content-type": "application/json", ...headers } });
+      s.sendRequestHeaders(false);
+      s.sendRequestBody(JSON.stringify({ model: "m", max_tokens: 64, messages: [{ role: "user", content: "hello" }] }), true);
+      if (end === "abort-before-pick") s.abort();
+      fuzz.drain(random);
+      fuzz.advance(2000, random, 250);
+      expect(fuzz.failure()).toBeNull();
+      if (end !== "abort-before-pick") {
+        const o = outcome(s);
+        expect(o.forwarded || (o.localStatus !== null && o.localStatus < 500), `request neither forwarded nor answered: ${JSON.stringify(o)}`).toBe(true);
+        if (end === "abort") s.abort();
+        else { s.sendResponseHeaders({ ":status": end === "complete" ? "200" : "500" }, false); s.sendResponseBody("data: {}\n\n", true); s.complete(); }
+      }
+      fuzz.drain(random);
+      fuzz.advance(2000, random, 250);
+      expect(fuzz.failure()).toBeNull();
+    }), { seed: FUZZ_SEED, numRuns: runs(300) });
   }, FUZZ_TIMEOUT_MS);
 });
 

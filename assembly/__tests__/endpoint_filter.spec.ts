@@ -114,6 +114,13 @@ describe("weighted scoring", () => {
     expect(inverseRangeScores([NaN, 2, 4])).toStrictEqual([1.0, 1.0, 0.0]);
   });
 
+  it("range scores over the finite values: +Inf worst (0), -Inf best (1), never NaN", () => {
+    expect(inverseRangeScores([Infinity, 9])).toStrictEqual([0.0, 1.0]);
+    expect(inverseRangeScores([Infinity, 0, 10])).toStrictEqual([0.0, 1.0, 0.0]);
+    expect(inverseRangeScores([-Infinity, 4, 8])).toStrictEqual([1.0, 1.0, 0.0]);
+    expect(inverseRangeScores([Infinity, Infinity])).toStrictEqual([0.0, 0.0]);
+  });
+
   it("LoRA score 1 / 0.8 / 0.6 / 0", () => {
     expect(loraScore(view("a", 0, 0, 0, ["x"], 1), "x")).toBe(1.0);
     expect(loraScore(view("a", 0, 0, 0, [], 1), "x")).toBe(0.8);

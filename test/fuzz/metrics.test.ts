@@ -17,6 +17,9 @@ const texts = fc.array(metricsText, { minLength: HOSTS.length, maxLength: HOSTS.
 const hostsWith = (ts: string[]) => HOSTS.map((address, i) => ({ address, metrics: ts[i] }));
 const polled = { lb_policy: "endpoint_metrics", lb_config: { metricsSource: "poll", metricsCluster: METRICS_CLUSTER, scrapeIntervalMs: 1000, staleAfterMs: 3000 } };
 const fromHealthChecks = { lb_policy: "endpoint_metrics", lb_config: {} };
+// Weighted scoring normalises each metric over the candidates: an infinite queue once made every
+// score NaN and the pick index an empty list (a trap the filter tree never reached).
+const weighted = { lb_policy: "endpoint_metrics", lb_config: { scoring: "weighted", latencyWeight: 1 } };
 
 function chat(h: TestHost) {
   const s = h.stream({ method: "POST", path: "/v1/chat/completions", cluster: CLUSTER, route: "llm", headers: { "content-type": "application/json" } });
@@ -45,10 +48,10 @@ describe("fuzz: /metrics texts through the release .wasm", () => {
     return h;
   };
 
-  it("health-check metrics: random and mutated texts never trap, requests are served", async () => {
-    let h = await make(fromHealthChecks, HOSTS.map(() => fixtures[0]));
+  it.each([["the filter tree", fromHealthChecks], ["weighted scoring", weighted]])("health-check metrics, %s: random and mutated texts never trap, requests are served", async (_name, cfg) => {
+    let h = await make(cfg, HOSTS.map(() => fixtures[0]));
     await fc.assert(fc.asyncProperty(texts, async (ts) => {
-      if (h.vms.some((v) => v.failed)) h = await make(fromHealthChecks, ts);
+      if (h.vms.some((v) => v.failed)) h = await make(cfg, ts);
       h.setUpstreamHosts(CLUSTER, hostsWith(ts));
       h.advance(1100); // past the re-parse interval
       served(h, chat(h));

@@ -15,13 +15,14 @@ export function lowestInflight(views: HostView[]): i32[] {
   return fewestInflight(views, allIndices(views.length));
 }
 
-/** The indices among `indices` whose host has the fewest requests in flight. */
+/** The indices among `indices` whose host has the fewest requests in flight; all of `indices` when
+ *  none compares (a NaN count: the caller indexes the result, which must not be empty). */
 export function fewestInflight(views: HostView[], indices: i32[]): i32[] {
   let lo = Infinity;
   for (let i = 0; i < indices.length; i++) lo = min(lo, max(views[indices[i]].inflight, 0.0));
   const out = new Array<i32>();
   for (let i = 0; i < indices.length; i++) if (max(views[indices[i]].inflight, 0.0) == lo) out.push(indices[i]);
-  return out;
+  return out.length > 0 ? out : indices;
 }
 
 /** metric_policy least / most: Higress's band on target_metric; hosts without the gauge are skipped. */

@@ -132,7 +132,8 @@ export class EndpointMetricsPolicy extends Policy {
     }
     // Among the survivors, the fewest in flight (metrics lag; in-flight counts do not), then random:
     // a random pick among hosts that all looked idle at the last scrape would herd onto them.
-    const fewest = fewestInflight(sub, survivors);
+    let fewest = fewestInflight(sub, survivors);
+    if (fewest.length == 0) fewest = allIndices(sub.length); // no survivor: never index an empty list
     let chosen = sub[fewest[<i32>rng.nextBelow(<u32>fewest.length)]].address;
 
     // 3. rate_limit: a host over its share yields to a random other one (one under its share if any).

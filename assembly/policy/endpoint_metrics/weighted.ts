@@ -13,20 +13,24 @@ import { HostView } from "../../services/metrics_view/host_view";
 
 const TIE_EPSILON: f64 = 1e-9;
 
-/** Normalised "lower is better" score of values[i] over the finite values. */
+/** Normalised "lower is better" score of values[i] over the finite values: NaN (unknown) 1, +Inf
+ *  (an engine may report it; `1e999` parses so) 0, -Inf 1. An infinite value in the range made
+ *  every score NaN, no host the best, and the pick indexed an empty list (a trap). */
 export function inverseRangeScores(values: f64[]): f64[] {
   let lo = Infinity;
   let hi = -Infinity;
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
-    if (isNaN(v)) continue;
+    if (!isFinite(v)) continue;
     if (v < lo) lo = v;
     if (v > hi) hi = v;
   }
   const out = new Array<f64>(values.length);
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
-    out[i] = isNaN(v) || hi <= lo ? 1.0 : (hi - v) / (hi - lo);
+    if (isNaN(v) || v == -Infinity) out[i] = 1.0;
+    else if (v == Infinity) out[i] = 0.0;
+    else out[i] = hi <= lo ? 1.0 : (hi - v) / (hi - lo);
   }
   return out;
 }

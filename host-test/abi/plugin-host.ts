@@ -13,6 +13,7 @@
 // Failure behaviour: load() rejects when the module is refused
 // (no/ambiguous ABI marker, unknown import, start trap); a rejected configuration is reported in
 // `configured[i] === false` (the VM stays up, as Envoy keeps serving with the filter failing).
+import { capMemory } from "./memory-limit.js";
 import { readFile } from "node:fs/promises";
 import { detectAbiVersion } from "./abi-version.js";
 import type { AbiVersion, LogLevelName } from "./constants.js";
@@ -88,7 +89,8 @@ export class PluginHost {
 
   static async load(wasm: Uint8Array | string, backend: HostBackend, options: Partial<PluginOptions> = {}): Promise<PluginHost> {
     const bytes = typeof wasm === "string" ? await readFile(wasm) : wasm;
-    const module = await WebAssembly.compile(new Uint8Array(bytes));
+    // Envoy's 1 GiB cap on a VM's memory (memory-limit.ts): a grow past it fails, as there.
+    const module = await WebAssembly.compile(capMemory(new Uint8Array(bytes)));
     const detected = detectAbiVersion(module);
     if ("error" in detected) throw new Error(`Wasm module refused: ${detected.error}`);
     const host = new PluginHost(backend, { ...DEFAULT_PLUGIN_OPTIONS, ...options }, detected.version, module);

@@ -1,6 +1,6 @@
 // JSON parser: every value kind, raw offsets of nested values, escapes, malformed inputs (each
 // must return ok=false with a located message, none may trap), nesting limits, fuzzed input.
-import { parseJson, parseJsonString, JsonParseResult } from "../json/parse";
+import { JSON_MAX_ENTRIES, parseJson, parseJsonString, JsonParseResult } from "../json/parse";
 import { JsonValue, JsonKind } from "../json/value";
 import { bytesToHexUpper, hexToBytes } from "../util/hex";
 import { utf8DecodeLossy, utf8Encode } from "../util/utf8";
@@ -352,5 +352,20 @@ describe("json: large bodies", () => {
     expect(messages[0].get("content")!.str() == filler).toBe(true);
     expect(messages[1].get("content")!.str()).toBe("line1\nline2 \u4E2D");
     expect(r.value!.get("stream")!.bool()).toBe(true);
+  });
+});
+
+describe("parseJson's bound on values", () => {
+  it("refuses a document of more values than maxEntries (member names count), at the value past the bound", () => {
+    const ok = parseJson(utf8Encode("[1,2,3]"), 64, 4);
+    expect(ok.ok).toBe(true);
+    const over = parseJson(utf8Encode("[1,2,3,4]"), 64, 4);
+    expect(over.ok).toBe(false);
+    expect(over.error.includes("more than 4 values")).toBe(true);
+    expect(parseJson(utf8Encode('{"a":1,"b":2}'), 64, 4).ok).toBe(false);
+    expect(parseJson(utf8Encode('{"a":1}'), 64, 4).ok).toBe(true);
+  });
+  it("defaults to JSON_MAX_ENTRIES: 4 Mi, a 64 MiB tape", () => {
+    expect(JSON_MAX_ENTRIES).toBe(4194304);
   });
 });

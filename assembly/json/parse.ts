@@ -40,6 +40,11 @@ function describeByte(c: u32): string {
   return "byte 0x" + (c < 16 ? "0" : "") + c.toString(16).toUpperCase();
 }
 
+/** Values (and member names) a document may hold: 4 Mi entries are a 64 MiB tape, and the values a
+ *  policy materialises of one array stay within a few hundred MiB. A body of `[0,0,0,...]` (2 bytes
+ *  a value) of 24 MiB once exhausted the VM's memory; beyond this it is not JSON to the plugin. */
+export const JSON_MAX_ENTRIES: i32 = 1 << 22;
+
 class JsonParser {
   ptr: usize;
   len: i32;
@@ -49,7 +54,7 @@ class JsonParser {
   errorOffset: i32 = -1;
   tape: JsonTape;
 
-  constructor(public src: Uint8Array, public maxDepth: i32) {
+  constructor(public src: Uint8Array, public maxDepth: i32, public maxEntries: i32 = JSON_MAX_ENTRIES) {
     // Chat bodies need about one entry per 40 bytes; the tape doubles when that is short.
     this.tape = new JsonTape(src.length >> 5);
     this.ptr = src.dataStart;
@@ -87,6 +92,7 @@ class JsonParser {
   }
 
   parseValue(depth: i32): bool {
+    if (this.tape.length >= this.maxEntries << 2) return this.fail("more than " + this.maxEntries.toString() + " values", this.pos);
     this.skipWhitespace();
     if (this.pos >= this.len) return this.fail("unexpected end of input, expected a value", this.pos);
     const c = this.byteAt(this.pos);
@@ -251,8 +257,8 @@ class JsonParser {
 }
 
 /** Parses one JSON document from UTF-8 bytes; offsets in errors and rawStart/rawEnd are byte offsets. */
-export function parseJson(src: Uint8Array, maxDepth: i32 = JSON_DEFAULT_MAX_DEPTH): JsonParseResult {
-  const parser = new JsonParser(src, maxDepth);
+export function parseJson(src: Uint8Array, maxDepth: i32 = JSON_DEFAULT_MAX_DEPTH, maxEntries: i32 = JSON_MAX_ENTRIES): JsonParseResult {
+  const parser = new JsonParser(src, maxDepth, maxEntries);
   if (parser.parseValue(0)) {
     parser.skipWhitespace();
     if (parser.pos < parser.len) {

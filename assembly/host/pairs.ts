@@ -54,7 +54,8 @@ export function deserializePairs(buf: ArrayBuffer): Pair[] {
     const klen = <usize>load<u32>(lens);
     const vlen = <usize>load<u32>(lens + 4);
     lens += 8;
-    if (klen + vlen + 2 > end - data) break;
+    // In u64: two lengths near 2^32 (a malformed buffer) must not wrap their sum below the space left.
+    if (<u64>klen + <u64>vlen + 2 > <u64>(end - data)) break;
     const key = String.UTF8.decodeUnsafe(data, klen);
     data += klen + 1;
     const value = String.UTF8.decodeUnsafe(data, vlen);

@@ -63,7 +63,8 @@ export function parseUpstreamHosts(raw: ArrayBuffer): HostSnapshot {
     const klen = <i32>load<u32>(base + <usize>lens);
     const vlen = <i32>load<u32>(base + <usize>lens + 4);
     lens += 8;
-    if (klen < 0 || vlen < 0 || klen + vlen + 2 > size - data) break;
+    // In i64: two lengths near 2^31 (a malformed map) must not wrap their sum below the space left.
+    if (klen < 0 || vlen < 0 || <i64>klen + <i64>vlen + 2 > <i64>(size - data)) break;
     const address = String.UTF8.decodeUnsafe(base + <usize>data, <usize>klen);
     const vs = data + klen + 1;
     const ve = vs + vlen;

@@ -62,11 +62,13 @@ describe("predicted_latency through the gateway", () => {
     expect(keys.length).toBe(1);
     const fields = await redis.hgetall(keys[0]);
     const pods = stack.fleet.pods.map((p) => `${p.host}:${p.port}`);
+    // Each pod observed has its own sums. A pod may go unobserved in 60 picks: once the fast pods
+    // are learned, an unobserved one predicts like the fleet and is picked only when that is the
+    // lowest or by exploration (once in a full CI run the slow pod never was).
+    const observed = pods.filter((p) => fields[`${p}|b`] !== undefined);
+    expect(observed.length).toBeGreaterThanOrEqual(2);
     let weight = 0;
-    for (const p of pods) {
-      expect(fields[`${p}|b`]).toBeDefined();
-      weight += Number(fields[`${p}|b`].split(" ").pop());
-    }
+    for (const p of observed) weight += Number(fields[`${p}|b`].split(" ").pop());
     // Every finished stream was observed once (both VMs write the one hash).
     expect(weight).toBeGreaterThan(50);
     // Without an SLO the pick goes to the lowest predicted latency: a fast pod (unless exploring).

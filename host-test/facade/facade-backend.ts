@@ -15,7 +15,7 @@ import type { HeaderMap } from "../abi/header-map.js";
 import type { HostBackend, HttpCalloutRequest, HttpCalloutResponse, RouteMatch, UpstreamHostInfo } from "../abi/backend.js";
 import { redisLookupName } from "../gateway/cluster-name.js";
 import { SharedRedisClients, defaultRedisSettings, redisSettings, sameSettings, type RedisClientSettings, type RedisEndpoint } from "../gateway/redis-shared.js";
-import { sendHttpCallout, calloutFailure } from "../gateway/http-callout.js";
+import { sendHttpCallout } from "../gateway/http-callout.js";
 import type { EnvoyProfile } from "../abi/envoy-profile.js";
 import { ManualClock } from "./manual-clock.js";
 import { RecordedHttpCall, RecordedRedisCall } from "./callouts.js";
@@ -128,10 +128,7 @@ export class FacadeBackend implements HostBackend {
     if (!hosts) return WasmResult.BadArgument;
     if (this.httpMode === "real") {
       const target = hosts.find((h) => h.health !== "Unhealthy");
-      if (!target) {
-        setImmediate(() => done(calloutFailure("no_healthy_upstream")));
-        return WasmResult.Ok;
-      }
+      if (!target) return WasmResult.InternalFailure; // as Envoy: no callback (gateway-backend.ts)
       this.track(realHttpCall(target.address, req).then(done));
       return WasmResult.Ok;
     }

@@ -17,7 +17,7 @@ import { routeCluster } from "./cluster-header.js";
 import type { HealthChecker } from "./health.js";
 import type { LocalLoadBalancer } from "./local-lb.js";
 import { SharedRedisClients, type RedisEndpoint } from "./redis-shared.js";
-import { sendHttpCallout, originalDestination, calloutFailure } from "./http-callout.js";
+import { sendHttpCallout, originalDestination } from "./http-callout.js";
 import type { EnvoyProfile } from "../abi/envoy-profile.js";
 import { splitAddress } from "./address.js";
 
@@ -92,9 +92,12 @@ export class GatewayBackend implements HostBackend {
       address = lb?.pick(eligibleHosts(this.upstreamHosts(c.name), this.panicThresholdPercent).map((h) => h.address)) ?? null;
     }
     if (address === null) {
-      // The async client's router finds no healthy host: a local reply 503 (async_client_impl).
-      setImmediate(() => done(calloutFailure("no_healthy_upstream")));
-      return WasmResult.Ok;
+      // The async client's router finds no healthy host and answers 503 at once, inside
+      // send(): AsyncClientImpl::internalStartRequest returns null, and Envoy's
+      // Context::httpCall returns InternalFailure and drops the token; no proxy_on_http_call_response
+      // follows (envoy source/extensions/common/wasm/context.cc, router.cc
+      // sendNoHealthyUpstreamResponse, async_client_impl.cc).
+      return WasmResult.InternalFailure;
     }
     sendHttpCallout(address, req, this.agent, done);
     return WasmResult.Ok;

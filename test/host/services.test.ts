@@ -186,6 +186,15 @@ describe("ticks, logs, http calls", () => {
     expect(h2.logMessages().find((m) => m.startsWith("http_response"))).toMatch(/headers=3 status=504 body=upstream request timeout$/);
   });
 
+  it("a real http_call to a cluster with no healthy host is InternalFailure at once, and no callback follows (Envoy answers it inside send)", async () => {
+    const h = await TestHost.create({ wasm: g, configuration: "http=lookup", http: "real", clusters: { ...clusters, lookup: [{ address: "127.0.0.1:9", health: "Unhealthy" }] } });
+    h.stream({ headers: { "x-headers-action": "http" } }).sendRequestHeaders(true);
+    await h.calloutsIdle();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(h.logMessages().find((m) => m.startsWith("http_call"))).toMatch(/status=10/);
+    expect(h.logMessages().find((m) => m.startsWith("http_response"))).toBeUndefined();
+  });
+
   it("a real http_call to a closed port is the router's 503 connect-failure reply, with :status and body", async () => {
     const port = await freePort();
     const h = await TestHost.create({ wasm: g, configuration: "http=lookup", http: "real", clusters: { ...clusters, lookup: [{ address: `127.0.0.1:${port}` }] } });

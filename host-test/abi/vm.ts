@@ -6,6 +6,7 @@
 // Failure behaviour: a guest trap marks the VM failed (logged at critical, counted); every later
 // call into it is refused and counted in `refusedCalls`. Nothing here throws at runtime except
 // instantiation errors, which reject plugin creation (Envoy refuses the module).
+import { MALLOC_ALLOWED, START_ALLOWED, restrictable } from "./restricted-calls.js";
 import type { AbiVersion } from "./constants.js";
 import { GuestMemory } from "./memory.js";
 import type { PluginHost } from "./plugin-host.js";
@@ -22,6 +23,8 @@ export class WasmVm {
   instance!: WebAssembly.Instance;
   readonly memory: GuestMemory;
   failed = false;
+  /** While set, only these imports may be called (restricted-calls.ts: `_initialize`, malloc). */
+  restricted: ReadonlySet<string> | null = null;
   failureReason = "";
   /** Calls refused because the VM had failed (Envoy keeps counting them as wasm failures). */
   refusedCalls = 0;
@@ -53,7 +56,7 @@ export class WasmVm {
 
   /** Instantiates the module; throws (load-time only) when an import is unknown. */
   instantiate(): void {
-    const imports = buildImports(this);
+    const imports = restrictable(buildImports(this), () => this.restricted);
     const missing = WebAssembly.Module.imports(this.module)
       .filter((imp) => imp.kind !== "function" || !(imports[imp.module] && imp.name in imports[imp.module]))
       .map((imp) => `${imp.module}.${imp.name} (${imp.kind})`);
@@ -71,7 +74,13 @@ export class WasmVm {
     // WASI reactor/command initialisation runs before any proxy_on_* call (cpp-host WasmBase::start).
     const init = (this.instance.exports._initialize ?? this.instance.exports._start) as unknown;
     if (typeof init === "function") {
-      const r = this.invoke(typeof this.instance.exports._initialize === "function" ? "_initialize" : "_start", 0, []);
+      this.restricted = START_ALLOWED;
+      let r;
+      try {
+        r = this.invoke(typeof this.instance.exports._initialize === "function" ? "_initialize" : "_start", 0, []);
+      } finally {
+        this.restricted = null;
+      }
       if (!r.ok && this.failed) throw new Error(`Wasm module failed to start: ${this.failureReason}`);
     }
     this.addRoot();
@@ -195,8 +204,15 @@ export class WasmVm {
     const ex = this.instance.exports;
     const alloc = (typeof ex.malloc === "function" ? ex.malloc : ex.proxy_on_memory_allocate) as ((n: number) => number) | undefined;
     if (!alloc) return 0;
-    // Reentrant call (host -> guest allocator); cpp-host does not switch contexts for it.
-    return alloc(size) >>> 0;
+    // Reentrant call (host -> guest allocator); cpp-host does not switch contexts for it, and
+    // restricts the host calls the allocator may make (restricted-calls.ts).
+    const before = this.restricted;
+    this.restricted = MALLOC_ALLOWED;
+    try {
+      return alloc(size) >>> 0;
+    } finally {
+      this.restricted = before;
+    }
   }
 
   fail(reason: string): void {

@@ -32,6 +32,11 @@ describe("ABI version marker", () => {
     await expect(TestHost.create({ wasm: empty })).rejects.toThrow(/no proxy_abi_version/);
   });
 
+  it("a host call cpp-host does not allow during _initialize fails the VM's start (restricted_callback), as in Envoy", async () => {
+    const initHostCall = await buildGuest("init-host-call");
+    await expect(TestHost.create({ wasm: initHostCall })).rejects.toThrow(/failed to start.*restricted_callback: env\.proxy_set_tick_period_milliseconds/);
+  });
+
   it("refuses unknown imports with the import's name", async () => {
     await expect(TestHost.create({ wasm: unknownImport })).rejects.toThrow(/env\.proxy_does_not_exist/);
   });

@@ -13,7 +13,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../../..");
 const outDir = path.join(root, "build/test-guests");
 
-export type GuestName = "scripted-100" | "scripted-020" | "two-markers" | "unknown-import" | "higress-100";
+export type GuestName = "scripted-100" | "scripted-020" | "two-markers" | "unknown-import" | "higress-100" | "init-host-call";
 
 function sourcesHash(): string {
   const h = createHash("sha256");
@@ -36,6 +36,8 @@ export async function buildGuest(name: GuestName): Promise<string> {
     path.join(here, `${name}.ts`), "-o", tmp, "--runtime", "stub", "--use", "abort=", "-O1",
     // Not the plugin's asconfig.json (asc reads ./asconfig.json by default and adds its entries).
     "--config", "scripts/asconfig-standalone.json",
+    // Module-level code in `_initialize`, as the plugin is built (asconfig.json exportStart).
+    ...(name === "init-host-call" ? ["--exportStart", "_initialize"] : []),
   ], { cwd: root });
   renameSync(tmp, out);
   writeFileSync(stamp, hash);

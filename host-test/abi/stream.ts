@@ -85,6 +85,8 @@ export class HttpStream {
   ended: StreamEnding | null = null;
   private contextCreated = false;
   private requestHeadersFrozen = false;
+  /** In proxy_on_log: reads see the access log's maps (Envoy getConstMap). */
+  inLog = false;
   private started = false;
   /** The root context (plugin configuration) this stream was created under. */
   readonly parentRoot: RootContext;
@@ -174,8 +176,9 @@ export class HttpStream {
   /** proxy_continue_stream: deferred until the current VM call returns (Envoy addAfterVmCallAction). */
   continueStream(type: number): number {
     if (type !== StreamType.Request && type !== StreamType.Response) return WasmResult.BadArgument;
-    // Envoy drops its mutable request-header pointer as soon as continue is called.
-    if (type === StreamType.Request) this.requestHeadersFrozen = true;
+    // Envoy drops its request-header pointer as soon as continue is called, for either direction
+    // (Context::continueStream nulls request_headers_ after its switch).
+    this.requestHeadersFrozen = true;
     this.vm.deferAfterCall(() => {
       if (this.ended) return;
       (type === StreamType.Request ? this.request : this.response).continue();
@@ -334,7 +337,12 @@ export class HttpStream {
     for (const name of order) {
       if (!this.contextCreated) break;
       if (this.vm.failed) { this.vm.refusedCalls++; continue; }
-      this.vm.callback(name, this.id, [this.id]);
+      this.inLog = name === "proxy_on_log";
+      try {
+        this.vm.callback(name, this.id, [this.id]);
+      } finally {
+        this.inLog = false;
+      }
       if (name === "proxy_on_delete") this.vm.contexts.delete(this.id);
     }
     this.vm.contexts.delete(this.id);

@@ -147,6 +147,16 @@ describe("continue and local replies", () => {
     expect(h.logMessages()).toContain("late request header status=2");
   });
 
+  it("request headers are unreadable once forwarded (BadArgument), and readable again in on_log (the access log's maps)", async () => {
+    const h = await TestHost.create({ wasm: g100, clusters });
+    const s = h.stream();
+    s.sendRequestHeaders(true);
+    s.sendResponseHeaders({ ":status": "200" }, true);
+    expect(h.logMessages()).toContain("late request header read status=2");
+    s.complete();
+    expect(h.logMessages()).toContain("log request header read status=0 response=0");
+  });
+
   it("send_local_response stops iteration, skips upstream, and runs the filter's response callbacks", async () => {
     const h = await TestHost.create({ wasm: g100, clusters });
     const s = h.stream({ headers: { "x-headers-action": "local-then-continue" } });

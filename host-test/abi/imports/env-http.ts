@@ -12,14 +12,26 @@ import type { ImportTable } from "./types.js";
 
 type Ctx = RootContext | HttpStream;
 
-function readableMap(ctx: Ctx, type: number): HeaderMap | null {
+/** A map Envoy no longer holds (getConstMap returns null: BadArgument outside the access log). */
+const RELEASED = "released" as const;
+
+/**
+ * The map a read sees. Envoy drops its request-header pointer when on_request_headers returns
+ * Continue and on any proxy_continue_stream, its response-header pointer when on_response_headers
+ * returns Continue (envoy source/extensions/common/wasm/context.cc decodeHeaders, continueStream,
+ * encodeHeaders); in on_log it serves the access log's maps (getConstMap).
+ */
+function readableMap(ctx: Ctx, type: number): HeaderMap | null | typeof RELEASED {
   if (ctx.kind === "root") {
     if (type === HeaderMapType.HttpCallResponseHeaders) return ctx.httpCallResponse?.headers ?? null;
     if (type === HeaderMapType.HttpCallResponseTrailers) return ctx.httpCallResponse?.trailers ?? null;
     return null;
   }
-  if (type === HeaderMapType.RequestHeaders) return ctx.request.headers;
-  if (type === HeaderMapType.ResponseHeaders) return ctx.response.headers;
+  if (type === HeaderMapType.RequestHeaders) return ctx.inLog || ctx.requestHeadersWritable() ? ctx.request.headers : RELEASED;
+  if (type === HeaderMapType.ResponseHeaders) {
+    if (ctx.inLog) return ctx.response.headers;
+    return ctx.response.headersReleased || ctx.response.closed ? RELEASED : ctx.response.headers;
+  }
   return null;
 }
 
@@ -70,19 +82,23 @@ export function httpImports(vm: WasmVm): ImportTable {
       if (type > MAX_MAP_TYPE) return WasmResult.BadArgument;
       const key = mem.readString(keyPtr, keySize);
       if (key === null) return WasmResult.InvalidMemoryAccess;
-      const value = readableMap(active(), type)?.get(key);
+      const map = readableMap(active(), type);
+      if (map === RELEASED) return WasmResult.BadArgument;
+      const value = map?.get(key);
       if (value === undefined) return WasmResult.NotFound;
       return mem.copyOut(Buffer.from(value, "utf8"), retPtrPtr, retSizePtr) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
     },
     proxy_get_header_map_pairs(type: number, retPtrPtr: number, retSizePtr: number) {
       if (type > MAX_MAP_TYPE) return WasmResult.BadArgument;
       const map = readableMap(active(), type);
+      if (map === RELEASED) return WasmResult.BadArgument;
       if (!map) return WasmResult.NotFound;
       return mem.copyOut(encodePairs(map.pairs()), retPtrPtr, retSizePtr) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
     },
     proxy_get_header_map_size(type: number, retPtr: number) {
       if (type > MAX_MAP_TYPE) return WasmResult.BadArgument;
       const map = readableMap(active(), type);
+      if (map === RELEASED) return WasmResult.BadArgument;
       if (!map) return WasmResult.NotFound;
       return mem.writeU32(retPtr, map.byteSize) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
     },

@@ -208,8 +208,10 @@ export function proxy_on_response_headers(ctx: u32, n: u32, eos: u32): u32 {
     const eq = rs.indexOf("=");
     info("add response header status=" + addHeader(2, rs.substring(0, eq), rs.substring(eq + 1)).toString());
   }
-  // Request headers are no longer writable once forwarded (Envoy drops the mutable map).
+  // Request headers are no longer writable once forwarded (Envoy drops the mutable map), nor
+  // readable (it drops the pointer: getConstMap is null outside the access log).
   info("late request header status=" + addHeader(0, "x-late", "1").toString());
+  info("late request header read status=" + getHeader(0, ":path").status.toString());
   const a = mapGet(respActions, ctx);
   if (a == "local") { localReply(500, "response replaced"); return 1; }
   if (a == "stop") return 1;
@@ -243,6 +245,7 @@ export function proxy_on_done(ctx: u32): u32 {
 }
 
 export function proxy_on_log(ctx: u32): void {
+  info("log request header read status=" + getHeader(0, ":path").status.toString() + " response=" + getHeader(2, ":status").status.toString());
   info("log ctx=" + ctx.toString() + " code=" + getIntProperty("response.code") + " flags=" + getIntProperty("response.flags") +
     " details=" + getProperty("response.code_details").value + " upstream=" + getProperty("upstream.address").value);
 }

@@ -123,12 +123,13 @@ export class MetricsRegistry {
     return { promName: promNameOf(extracted), tags };
   }
 
-  /** Counters only go up (a negative offset is BadArgument); gauges move both ways. */
+  /** Counters only go up (an offset of 0 or less is BadArgument: Envoy context.cc incrementMetric
+   *  takes `offset > 0` only); gauges move both ways. */
   increment(id: number, offset: number): number {
     const m = this.byId.get(id);
     if (!m) return WasmResult.NotFound;
     if (m.type === MetricType.Counter) {
-      if (offset < 0) return WasmResult.BadArgument;
+      if (!(offset > 0)) return WasmResult.BadArgument;
       m.value += offset;
       return WasmResult.Ok;
     }

@@ -9,6 +9,9 @@ import type { ImportTable } from "./types.js";
 
 const ESUCCESS = 0, EBADF = 8, EFAULT = 21, ENOSYS = 52, ENOTSUP = 58;
 
+/** cpp-host include/proxy-wasm/limits.h PROXY_WASM_HOST_WASI_RANDOM_GET_MAX_SIZE_BYTES. */
+const RANDOM_GET_MAX_BYTES = 64 * 1024;
+
 export function wasiImports(vm: WasmVm): ImportTable {
   const mem = vm.memory;
   return {
@@ -57,6 +60,8 @@ export function wasiImports(vm: WasmVm): ImportTable {
       return mem.writeU64(resultPtr, ns) ? ESUCCESS : EFAULT;
     },
     random_get(ptr: number, len: number) {
+      // cpp-host exports.cc: more than PROXY_WASM_HOST_WASI_RANDOM_GET_MAX_SIZE_BYTES (64 KiB) is EINVAL (28).
+      if ((len >>> 0) > RANDOM_GET_MAX_BYTES) return 28;
       const b = Buffer.alloc(len >>> 0);
       const source = vm.host.backend.random;
       if (source) source.call(vm.host.backend, b);

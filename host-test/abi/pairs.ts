@@ -29,20 +29,29 @@ export function encodePairs(pairs: PairInput): Buffer {
   return out;
 }
 
+/** cpp-host include/proxy-wasm/limits.h: PROXY_WASM_HOST_PAIRS_MAX_BYTES, PROXY_WASM_HOST_PAIRS_MAX_COUNT. */
+export const PAIRS_MAX_BYTES = 1024 * 1024;
+export const PAIRS_MAX_COUNT = 1024;
+
+/**
+ * As cpp-host PairsUtil::toPairs (src/pairs_util.cc): no pairs at all for a buffer over 1 MiB, over
+ * 1,024 pairs, a name or value not followed by its NUL, or bytes left after the last one.
+ */
 export function decodePairs(bytes: Uint8Array): Pair[] {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (buf.length < 4) return [];
+  if (buf.length < 4 || buf.length > PAIRS_MAX_BYTES) return [];
   const n = buf.readUInt32LE(0);
-  if (4 + n * 8 > buf.length) return [];
+  if (n > PAIRS_MAX_COUNT || 4 + n * 8 > buf.length) return [];
   const sizes: Array<[number, number]> = [];
   for (let i = 0; i < n; i++) sizes.push([buf.readUInt32LE(4 + i * 8), buf.readUInt32LE(8 + i * 8)]);
   let off = 4 + n * 8;
   const out: Pair[] = [];
   for (const [kl, vl] of sizes) {
-    if (off + kl + 1 + vl + 1 > buf.length) return [];
+    if (off + kl + 1 > buf.length || buf[off + kl] !== 0) return [];
     const k = buf.toString("utf8", off, off + kl); off += kl + 1;
+    if (off + vl + 1 > buf.length || buf[off + vl] !== 0) return [];
     const v = buf.toString("utf8", off, off + vl); off += vl + 1;
     out.push([k, v]);
   }
-  return out;
+  return off === buf.length ? out : [];
 }

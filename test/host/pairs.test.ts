@@ -1,7 +1,7 @@
 // Pair-map serialization against an annotated golden fixture (spec v0.2.1 "Serialized maps";
 // the same layout higress-abi.md gives for proxy_get_upstream_hosts).
 import { describe, expect, it } from "vitest";
-import { decodePairs, encodePairs } from "../../host-test/abi/pairs.js";
+import { decodePairs, encodePairs, PAIRS_MAX_BYTES, PAIRS_MAX_COUNT } from "../../host-test/abi/pairs.js";
 
 // Two pairs: (":path" -> "/v1"), ("x" -> "").
 const GOLDEN = Buffer.from([
@@ -33,6 +33,17 @@ describe("pair map serde", () => {
   it("an empty map is an empty buffer (hosts write (0, 0) for it)", () => {
     expect(encodePairs([]).length).toBe(0);
     expect(decodePairs(Buffer.alloc(0))).toEqual([]);
+  });
+
+  it("like cpp-host toPairs (src/pairs_util.cc, limits.h): no pairs for a missing NUL, bytes left over, over 1,024 pairs or over 1 MiB", () => {
+    const noNul = Buffer.from(GOLDEN);
+    noNul[GOLDEN.length - 1] = 0x41;
+    expect(decodePairs(noNul)).toEqual([]);
+    expect(decodePairs(Buffer.concat([GOLDEN, Buffer.from([0])]))).toEqual([]);
+    const many = encodePairs(Array.from({ length: PAIRS_MAX_COUNT + 1 }, (_, i): [string, string] => [`k${i}`, "v"]));
+    expect(decodePairs(many)).toEqual([]);
+    expect(decodePairs(encodePairs(Array.from({ length: PAIRS_MAX_COUNT }, (_, i): [string, string] => [`k${i}`, "v"])))).toHaveLength(PAIRS_MAX_COUNT);
+    expect(decodePairs(encodePairs([["big", "x".repeat(PAIRS_MAX_BYTES)]]))).toEqual([]);
   });
 
   it("a truncated buffer decodes to no pairs, like cpp-host toPairs", () => {

@@ -22,6 +22,9 @@ export function calloutImports(vm: WasmVm): ImportTable {
       if (cluster === null || headers === null || body === null || trailers === null) return WasmResult.InvalidMemoryAccess;
       // cpp-host writes the token slot first to validate it before starting the async call.
       if (!mem.writeU32(tokenPtr, 0)) return WasmResult.InvalidMemoryAccess;
+      // Envoy context.cc httpCall takes the timeout as a signed int: 2^31 ms or more is negative,
+      // BadArgument.
+      if ((timeoutMs >>> 0) >= 0x80000000) return WasmResult.BadArgument;
       // cpp-host exports.cc: callouts run on contextOrEffectiveContext()->root_context().
       const r = vm.rootOf(vm.activeContext()).httpCall(cluster, new HeaderMap(decodePairs(headers)), body, new HeaderMap(decodePairs(trailers)), timeoutMs >>> 0);
       mem.writeU32(tokenPtr, r.token);

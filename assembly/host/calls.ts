@@ -1,6 +1,7 @@
 // Non-aborting wrappers around the Proxy-Wasm host calls the plugin uses.
 // The SDK's helpers abort the VM (CHECK_RESULT -> proc_exit) on any non-Ok status, e.g. a missing
 // property; on the request path every status must be handled, so these return null / the status.
+import { MonoClock } from "./mono_clock";
 import * as raw from "@solo-io/proxy-runtime/assembly/imports";
 import * as higress from "./higress";
 import { Pair, serializePairs } from "./pairs";
@@ -65,7 +66,10 @@ export function nowNanos(): u64 {
   raw.proxy_get_current_time_nanoseconds(OUT_WIDE);
   return out.wide;
 }
-export function nowMillis(): f64 { return <f64>(nowNanos() / 1000000); }
+const clock = new MonoClock();
+/** Milliseconds on a clock that never goes backwards (mono_clock.ts): Envoy's wall clock's forward
+ *  steps only. */
+export function nowMillis(): f64 { return clock.read(<f64>(nowNanos() / 1000000)); }
 
 // ---- properties ----------------------------------------------------------------------------
 /** Path segments are joined with NUL, as the ABI expects. Returns null when not Ok. */

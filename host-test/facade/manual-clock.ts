@@ -7,9 +7,19 @@ export class ManualClock {
   private timers: Timer[] = [];
   private seq = 0;
 
+  /** How far the system (wall) clock has been stepped from the monotonic one (stepWall). */
+  private wallOffsetMs = 0;
+
   constructor(public nowMs: number) {}
 
-  now(): number { return this.nowMs; }
+  /** The system clock, what proxy_get_current_time_nanoseconds reads (Envoy: timeSource().systemTime()). */
+  now(): number { return this.nowMs + this.wallOffsetMs; }
+
+  /**
+   * Steps the system clock by `ms` (an NTP step, a VM resume; negative: backwards) without moving
+   * time: Envoy's timers (ticks, callout timeouts) run on the monotonic clock and fire as before.
+   */
+  stepWall(ms: number): void { this.wallOffsetMs += ms; }
 
   schedule(delayMs: number, fn: () => void): () => void {
     const t: Timer = { at: this.nowMs + Math.max(0, delayMs), seq: this.seq++, fn, cancelled: false };

@@ -120,6 +120,8 @@ export class TestHost {
 
   /** Moves the manual clock (fires ticks and callout timeouts that fall due). */
   advance(ms: number): void { this.backend.clock.advance(ms); }
+  /** Steps the system clock the plugin reads by `ms` (negative: backwards); timers are unaffected. */
+  stepWallClock(ms: number): void { this.backend.clock.stepWall(ms); }
 
   setUpstreamHosts(cluster: string, hosts: HostSpec[]): void { this.backend.clusters.set(cluster, hosts.map(toHostInfo)); }
 

@@ -116,7 +116,6 @@ export class PredictedLatencyPolicy extends Policy {
   private readonly late: LateBinding;
   /** Wakes the sibling VMs holding requests when a stream ends (and is woken by them). */
   private readonly wake: WorkerWake;
-  /** How far the prefix tree's word about each host's cache holds there (the engines' usage). */
 
   constructor(cfg: LbConfig, services: Services) {
     super(cfg, services);

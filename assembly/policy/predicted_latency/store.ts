@@ -179,17 +179,19 @@ export class PoolModel {
     // forgotten here too, so this VM holds the hosts observed lately, as the hash does. A host this
     // VM observed since the read was sent keeps what the reply does not hold (its write, sent
     // after the read on the same connection, is not in it).
-    const sentMs = this.lastReadMs;
     const old = this.hosts;
     this.hosts = new Map();
+    const kept = old.keys();
+    for (let i = 0; i < kept.length; i++) {
+      const h = old.get(kept[i]);
+      if (h.observedMs >= this.lastReadMs) this.hosts.set(kept[i], h);
+    }
     for (let i = 0; i + 1 < items.length; i += 2) {
       const field = items[i].str;
       const bar = field.lastIndexOf("|");
       if (bar <= 0 || bar != field.length - 2) continue;
       const kind = field.charCodeAt(bar + 1);
-      const address = field.substring(0, bar);
-      if (!this.hosts.has(address) && old.has(address) && old.get(address).observedMs >= sentMs) this.hosts.set(address, old.get(address));
-      const h = this.of(address);
+      const h = this.of(field.substring(0, bar));
       if (kind == 98) { // 'b': base TTFT (before 'b', 't' held 4 features: ignored)
         const v = parseStats(TTFT_K, items[i + 1].str);
         if (v !== null) h.ttft = v;
@@ -200,11 +202,6 @@ export class PoolModel {
         const v = parseStats(TRUST_K, items[i + 1].str);
         if (v !== null) h.trust = v;
       }
-    }
-    const kept = old.keys();
-    for (let i = 0; i < kept.length; i++) {
-      const h = old.get(kept[i]);
-      if (!this.hosts.has(kept[i]) && h.observedMs >= sentMs) this.hosts.set(kept[i], h);
     }
     this.fitFor = "";
   }

@@ -48,7 +48,7 @@ export class RateLimit {
     const keys = this.used.keys();
     for (let i = 0; i < keys.length; i++) {
       const at = this.used.get(keys[i]);
-      if (now - at < idle && now >= at) continue;
+      if (now - at < idle) continue;
       this.picks.empty(keys[i]);
       this.used.delete(keys[i]);
     }

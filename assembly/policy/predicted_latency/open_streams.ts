@@ -95,9 +95,6 @@ function pushSlack(out: f64[], sloTpot: f64, expected: f64, events: f64, firstMs
   if (slack >= 0) out.push(slack);
 }
 
-// Decode times and cached waits are kept for at most HOSTS_KEPT hosts (util/host_maps.ts); beyond,
-// those of hosts without an open stream of this VM are dropped.
-
 /** Other gateways' streams on a host scheduled at most, per batch slot and in all (the fleet's count
  *  is Redis's: a corrupt or token-weighted count must not loop a billion times). */
 export const OTHERS_PER_SLOT_MAX: i32 = 64;
@@ -229,7 +226,8 @@ export class OpenStreams {
   /** Hosts with a decode time or a cached wait kept (at most HOSTS_KEPT, plus those with streams). */
   get hostsKept(): i32 { return max(this.decodeMs.size, this.cached.size); }
 
-  /** Drops what is kept of the hosts without an open stream of this VM. */
+  /** Drops what is kept of the hosts without an open stream of this VM: decode times and cached
+   *  waits are kept for at most HOSTS_KEPT hosts (util/host_maps.ts) beyond those. */
   private forgetIdle(): void {
     const d = this.decodeMs.keys();
     for (let i = 0; i < d.length; i++) if (!this.byHost.has(d[i])) this.decodeMs.delete(d[i]);

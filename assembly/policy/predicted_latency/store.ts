@@ -162,7 +162,7 @@ export class PoolModel {
   refresh(now: f64): void {
     this.exchange(now);
     const pool = this.pool;
-    if (pool === null || this.reading || (now < this.nextReadMs && now >= this.lastReadMs)) return;
+    if (pool === null || this.reading || now < this.nextReadMs) return;
     this.lastReadMs = now;
     this.nextReadMs = now + <f64>this.s.refreshMs;
     this.reading = pool.redis.command(["HGETALL", this.key], new ModelRead(this), now);

@@ -122,7 +122,7 @@ export class HostMapReads {
       const keys = this.reads.keys();
       for (let i = 0; i < keys.length; i++) {
         const at = this.reads.get(keys[i]).atMs;
-        if (nowMs - at >= refreshMs || nowMs < at) this.reads.delete(keys[i]);
+        if (nowMs - at >= refreshMs) this.reads.delete(keys[i]);
       }
     }
     this.reads.set(cluster, new HostRead(snapshot, nowMs));

@@ -120,6 +120,8 @@ export class EndpointMetricsPolicy extends Policy {
       survivors = lowestInflight(sub);
     } else if (settings.scoring == SCORING_WEIGHTED) {
       survivors = weightedScores(sub, adapterOf(r, views, settings.loraAdapters), settings).best;
+      // No best (every total NaN: engines reporting NaN): as a gauge band without values.
+      if (survivors.length == 0) { reason = "inflight"; survivors = lowestInflight(sub); }
     } else if (settings.metricPolicy == METRIC_POLICY_LEAST || settings.metricPolicy == METRIC_POLICY_MOST) {
       survivors = gaugeBand(sub, settings.metricPolicy == METRIC_POLICY_MOST);
       if (survivors.length == 0) { reason = "inflight"; survivors = lowestInflight(sub); }
@@ -132,8 +134,7 @@ export class EndpointMetricsPolicy extends Policy {
     }
     // Among the survivors, the fewest in flight (metrics lag; in-flight counts do not), then random:
     // a random pick among hosts that all looked idle at the last scrape would herd onto them.
-    let fewest = fewestInflight(sub, survivors);
-    if (fewest.length == 0) fewest = allIndices(sub.length); // no survivor: never index an empty list
+    const fewest = fewestInflight(sub, survivors);
     let chosen = sub[fewest[<i32>rng.nextBelow(<u32>fewest.length)]].address;
 
     // 3. rate_limit: a host over its share yields to a random other one (one under its share if any).

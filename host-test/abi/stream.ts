@@ -264,9 +264,15 @@ export class HttpStream {
     return WasmResult.Ok;
   }
 
-  /** Whether request headers can still be changed (Envoy drops its mutable map once they pass on). */
+  /** Whether Envoy still holds the request headers (it drops its pointer once they pass on):
+   *  reads and writes both need it, except reads in on_log. */
   requestHeadersWritable(): boolean {
     return !this.requestHeadersFrozen && !this.request.headersReleased && !this.request.closed;
+  }
+
+  /** Whether Envoy still holds the response headers (as requestHeadersWritable). */
+  responseHeadersWritable(): boolean {
+    return !this.response.headersReleased && !this.response.closed;
   }
 
   /**

@@ -28,19 +28,14 @@ function readableMap(ctx: Ctx, type: number): HeaderMap | null | typeof RELEASED
     return null;
   }
   if (type === HeaderMapType.RequestHeaders) return ctx.inLog || ctx.requestHeadersWritable() ? ctx.request.headers : RELEASED;
-  if (type === HeaderMapType.ResponseHeaders) {
-    if (ctx.inLog) return ctx.response.headers;
-    return ctx.response.headersReleased || ctx.response.closed ? RELEASED : ctx.response.headers;
-  }
+  if (type === HeaderMapType.ResponseHeaders) return ctx.inLog || ctx.responseHeadersWritable() ? ctx.response.headers : RELEASED;
   return null;
 }
 
 function writableMap(ctx: Ctx, type: number): HeaderMap | null {
   if (ctx.kind === "root") return null; // http-call response maps are read-only
   if (type === HeaderMapType.RequestHeaders) return ctx.requestHeadersWritable() ? ctx.request.headers : null;
-  if (type === HeaderMapType.ResponseHeaders) {
-    return ctx.response.headersReleased || ctx.response.closed ? null : ctx.response.headers;
-  }
+  if (type === HeaderMapType.ResponseHeaders) return ctx.responseHeadersWritable() ? ctx.response.headers : null;
   return null;
 }
 

@@ -35,45 +35,51 @@ function leb(n: number): number[] {
   return out;
 }
 
-/** `wasm` with every memory it defines limited to `maxPages` (its own maximum when lower). */
+/** `wasm` with every memory it defines limited to `maxPages` (its own maximum when lower): the
+ *  memory section (id 5) rewritten, every other byte as it was. */
 export function capMemory(wasm: Uint8Array<ArrayBuffer>, maxPages = ENVOY_MAX_MEMORY_PAGES): Uint8Array<ArrayBuffer> {
   if (wasm.length < 8 || wasm[0] !== 0x00 || wasm[1] !== 0x61 || wasm[2] !== 0x73 || wasm[3] !== 0x6d) return wasm;
   try {
-    const out: number[] = Array.from(wasm.subarray(0, 8));
-    let i = 8;
-    while (i < wasm.length) {
-      const id = wasm[i];
+    for (let i = 8; i < wasm.length;) {
       const size = readLeb(wasm, i + 1);
-      const start = size.next;
-      const end = start + size.value;
+      const end = size.next + size.value;
       if (end > wasm.length) return wasm;
-      if (id !== 5) {
-        for (let j = i; j < end; j++) out.push(wasm[j]);
-        i = end;
-        continue;
+      if (wasm[i] === 5) {
+        const payload = cappedMemories(wasm, size.next, end, maxPages);
+        if (payload === null) return wasm;
+        const section = Uint8Array.from([5, ...leb(payload.length), ...payload]);
+        const out = new Uint8Array(i + section.length + wasm.length - end);
+        out.set(wasm.subarray(0, i));
+        out.set(section, i);
+        out.set(wasm.subarray(end), i + section.length);
+        return out;
       }
-      const count = readLeb(wasm, start);
-      const payload: number[] = leb(count.value);
-      let p = count.next;
-      for (let m = 0; m < count.value; m++) {
-        const flags = wasm[p++];
-        if (flags & 0x04) return wasm; // memory64: not a proxy-wasm module's
-        const min = readLeb(wasm, p);
-        p = min.next;
-        let max = maxPages;
-        if (flags & 0x01) {
-          const own = readLeb(wasm, p);
-          p = own.next;
-          max = Math.min(max, own.value);
-        }
-        payload.push(flags | 0x01, ...leb(min.value), ...leb(max));
-      }
-      if (p !== end) return wasm;
-      out.push(5, ...leb(payload.length), ...payload);
       i = end;
     }
-    return Uint8Array.from(out);
+    return wasm;
   } catch {
     return wasm;
   }
+}
+
+/** The memory section's payload (bytes start..end of `wasm`) with each memory's maximum at most
+ *  `maxPages`; null when it is not what a proxy-wasm module has (memory64, trailing bytes). */
+function cappedMemories(wasm: Uint8Array<ArrayBuffer>, start: number, end: number, maxPages: number): number[] | null {
+  const count = readLeb(wasm, start);
+  const payload: number[] = leb(count.value);
+  let p = count.next;
+  for (let m = 0; m < count.value; m++) {
+    const flags = wasm[p++];
+    if (flags & 0x04) return null; // memory64
+    const min = readLeb(wasm, p);
+    p = min.next;
+    let max = maxPages;
+    if (flags & 0x01) {
+      const own = readLeb(wasm, p);
+      p = own.next;
+      max = Math.min(max, own.value);
+    }
+    payload.push(flags | 0x01, ...leb(min.value), ...leb(max));
+  }
+  return p === end ? payload : null;
 }

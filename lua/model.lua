@@ -73,9 +73,11 @@ for g = 1, #groups do
   redis.call('HSET', KEYS[1], grp.field, table.concat(out, ' '))
 end
 local now = now_ms()
-if redis.call('EXISTS', KEYS[2]) == 0 then
+-- Stamps each host of `fields` (a host's fields are "<host>|<one letter>"; the plugin writes no
+-- other) once with `now`.
+local function stamp(fields)
   local seen = {}
-  for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+  for _, field in ipairs(fields) do
     local host = string.match(field, '^(.*)|.$')
     if host and not seen[host] then
       seen[host] = true
@@ -83,10 +85,10 @@ if redis.call('EXISTS', KEYS[2]) == 0 then
     end
   end
 end
-for g = 1, #groups do
-  local host = string.match(groups[g].field, '^(.*)|.$') or groups[g].field
-  redis.call('ZADD', KEYS[2], now, host)
-end
+if redis.call('EXISTS', KEYS[2]) == 0 then stamp(redis.call('HKEYS', KEYS[1])) end
+local written = {}
+for g = 1, #groups do written[g] = groups[g].field end
+stamp(written)
 local gone = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - idle, 'LIMIT', 0, FORGET_MAX)
 for _, host in ipairs(gone) do
   local fields = {}

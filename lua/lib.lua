@@ -25,6 +25,7 @@ local MAX_KEY_BYTES = 512
 local MAX_LEVELS = 256 -- maxPrefixLevels allows up to 256; compat (Higress, no cap) is clamped there too
 local MAX_COST = 1000000000
 local MAX_TTL_MS = 2592000000  -- 30 days
+local MAX_KEY_TTL_S = 31536000 -- a prefix-tree key lives at most a year (redisKeyTTL's own bound)
 
 -- Rejects a malformed call before anything is written (Redis does not roll back a script).
 local function fail(message)

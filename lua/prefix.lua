@@ -10,7 +10,7 @@
 -- {"NO_CANDIDATE"} | {"LATE", now} | {"RELEASED"}; an error reply for malformed arguments (nothing written). lua/README.md.
 
 local a = read_acquire_args('prefix', 12)
-local key_ttl_s = int_arg(ARGV[8], 'key_ttl_s', 1, MAX_TTL_MS / 1000)
+local key_ttl_s = int_arg(ARGV[8], 'key_ttl_s', 1, MAX_KEY_TTL_S)
 local gate_abs = int_arg(ARGV[9], 'gate_abs', 0)
 local gate_rel = tonumber(ARGV[10])
 if gate_rel == nil or gate_rel < 0 then fail('gate_rel must be a number >= 0, got ' .. tostring(ARGV[10])) end

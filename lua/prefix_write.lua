@@ -6,7 +6,7 @@
 -- Returns the number of levels written. Errors (nothing written) on malformed arguments.
 local host = ARGV[1]
 check_host(host, 'host')
-local ttl = int_arg(ARGV[2], 'key_ttl_s', 1, MAX_TTL_MS / 1000)
+local ttl = int_arg(ARGV[2], 'key_ttl_s', 1, MAX_KEY_TTL_S)
 if #KEYS > MAX_LEVELS then fail('at most ' .. MAX_LEVELS .. ' level keys') end
 for i = 1, #KEYS do check_key(KEYS[i]) end
 for i = 1, #KEYS do

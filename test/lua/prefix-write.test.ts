@@ -18,6 +18,12 @@ describe("prefix_write.lua", () => {
     expect(ttl).toBeLessThanOrEqual(60);
   });
 
+  it("writes with the longest redisKeyTTL the configuration accepts (a year)", async () => {
+    const keys = [`${NS}:p:m:DD`];
+    expect(await runScript(suite.redis, "prefix_write", keys, ["10.0.0.1:1", 31536000])).toBe(1);
+    expect(await suite.redis.ttl(keys[0])).toBeGreaterThan(31535000);
+  });
+
   it("refuses an empty host or a bad TTL without writing", async () => {
     const keys = [`${NS}:p:m:CC`];
     await expect(runScript(suite.redis, "prefix_write", keys, ["", 60])).rejects.toThrow(/host must not be empty/);

@@ -288,6 +288,15 @@ describe("shared acquire contract", () => {
     expect(await pool.prefix({ leaseId: "r1", levels: [], hosts })).toMatchObject({ status: "OK", reason: "prefix_miss", depth: 0 });
   });
 
+  it("keeps a key for the longest redisKeyTTL the configuration accepts (a year), and refuses longer", async () => {
+    const pool = new PrefixPool(redis);
+    const hosts = hostList(2);
+    const l = [pool.level("L1")];
+    expect(await pool.prefix({ leaseId: "r1", levels: l, hosts, keyTtlS: 31536000 })).toMatchObject({ status: "OK" });
+    expect(await redis.ttl(l[0])).toBeGreaterThan(31535000);
+    await expect(pool.prefix({ leaseId: "r2", levels: l, hosts, keyTtlS: 31536001 })).rejects.toThrow(/key_ttl_s must be <= 31536000/);
+  });
+
   it("rejects malformed arguments before writing anything", async () => {
     const pool = new PrefixPool(redis);
     const hosts = hostList(2);

@@ -22,7 +22,9 @@
 --          handed a slot hold it grant_ttl_ms until their gateway claims it (a poll, an enter or a
 --          renew of the id extends it to the slot TTL), so a crashed gateway's grant expires
 --          -> {removed (0 | 1), id handed a slot, ...}
---   renew: 2 slot_ttl_ms, 3.. ids -> slots renewed (ZADD XX)
+--   renew: 2 slot_ttl_ms, 3.. ids -> each id holds a slot for slot_ttl_ms (restored when Redis lost
+--          it: the stream is running); the keys live at least 2 x slot_ttl_ms
+--          -> the number of ids whose slot was still there
 --   depth: -> {waiting, admitted}
 local BAND_SPAN = 1e13
 local SETTLE_BATCH = 32
@@ -44,6 +46,15 @@ end
 
 local function keep_alive(ttl)
   for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ttl) end
+end
+
+-- Keeps the keys for at least ttl ms without shortening a longer TTL an enter or poll gave them
+-- (a renew or an exit may be the pool's only call for minutes while long streams hold the slots).
+local function extend_alive(ttl)
+  for i = 1, 4 do
+    local left = redis.call('PTTL', KEYS[i])
+    if left == -1 or (left >= 0 and left < ttl) then redis.call('PEXPIRE', KEYS[i], ttl) end
+  end
 end
 
 local function admit(id, slot_ttl)
@@ -136,12 +147,21 @@ elseif op == 'exit' then
     settle()
     local heads = hand_off(capacity, grant_ttl)
     for i = 1, #heads do reply[#reply + 1] = heads[i] end
+    if #heads > 0 then extend_alive(2 * grant_ttl) end
   end
   return reply
 elseif op == 'renew' then
+  -- A renewed id is a running stream: it holds a slot, even one Redis lost (the keys expired, a
+  -- restart, an outage past slot_ttl) or never gave (admitted while Redis was away): counting
+  -- it again keeps later arrivals from being admitted past capacity.
   local slot_ttl = int_arg(ARGV[2], 'slot_ttl_ms', 1)
   local n = 0
-  for i = 3, #ARGV do n = n + redis.call('ZADD', k_adm, 'XX', 'CH', now + slot_ttl, ARGV[i]) end
+  for i = 3, #ARGV do
+    if ARGV[i] == '' then fail('id must not be empty') end
+    if redis.call('ZSCORE', k_adm, ARGV[i]) then n = n + 1 end
+    admit(ARGV[i], slot_ttl)
+  end
+  if #ARGV >= 3 then extend_alive(2 * slot_ttl) end
   return n
 elseif op == 'depth' then
   settle()

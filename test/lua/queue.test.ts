@@ -86,6 +86,29 @@ describe("queue.lua", () => {
     expect(await q(k, "depth")).toEqual([0, 1]);
   });
 
+  it("renew takes the slot of a running stream again after Redis lost it, so a newcomer waits instead of exceeding capacity", async () => {
+    const k = keys();
+    expect(await q(k, "enter", "long", 1, "t", 1, 5000, 150)).toEqual(["ADMITTED"]);
+    await suite.redis.del(...k); // the keys expired, or Redis restarted empty
+    expect(await q(k, "renew", 150, "long")).toBe(0);
+    expect(await q(k, "enter", "new", 1, "t", 1, 5000, 150)).toEqual(["QUEUED", "0"]);
+    expect(await q(k, "depth")).toEqual([1, 1]);
+  });
+
+  it("renew and a handing-off exit keep the keys alive while long streams hold every slot; a longer TTL is kept", async () => {
+    const k = keys();
+    expect(await q(k, "enter", "a", 1, "t", 1, 100, 100)).toEqual(["ADMITTED"]);
+    expect(await q(k, "enter", "b", 1, "t", 1, 100, 100)).toEqual(["QUEUED", "0"]);
+    await suite.redis.pexpire(k[3], 50);
+    expect(await q(k, "renew", 60000, "a")).toBe(1);
+    expect(await suite.redis.pttl(k[3])).toBeGreaterThan(100000);
+    await suite.redis.pexpire(k[3], 50);
+    await suite.redis.pexpire(k[2], 200000);
+    expect(await q(k, "exit", "a", 1, 30000)).toEqual([1, "b"]);
+    expect(await suite.redis.pttl(k[3])).toBeGreaterThan(50000);
+    expect(await suite.redis.pttl(k[2])).toBeGreaterThan(150000); // not shortened to 2 x grant_ttl
+  });
+
   it("a slot not renewed within slot_ttl_ms is freed; renew keeps it", async () => {
     const k = keys();
     expect(await q(k, "enter", "s1", 1, "t", 1, 5000, 150)).toEqual(["ADMITTED"]);

@@ -21,9 +21,26 @@ describe("refusesFunctions", () => {
     expect(refusesFunctions("BUSY Redis is busy running a script.")).toBe(false);
     expect(refusesFunctions("LOADING Redis is loading the dataset in memory")).toBe(false);
   });
+  it("a key the ACL does not allow refuses the call, not FCALL (Redis 7.0's text)", () => {
+    expect(refusesFunctions("NOPERM this user has no permissions to access one of the keys used as arguments")).toBe(false);
+    expect(refusesFunctions("NOPERM this user has no permissions to run the 'fcall' command")).toBe(true);
+  });
 });
 
 describe("FunctionSupport", () => {
+  it("a load refused by Redis's passing state (loading, OOM, a replica, a busy script) is tried again, not given up", () => {
+    const f = new FunctionSupport();
+    expect(f.onCallError("ERR Function not found", 0, 10)).toBe(FN_RESEND_AND_LOAD);
+    f.onLoadReply(true, true, "LOADING Redis is loading the dataset in memory", 12);
+    expect(f.isOff()).toBe(false);
+    expect(f.use()).toBe(true);
+    expect(f.onCallError("ERR Function not found", 20, 20 + LOAD_RETRY_MS)).toBe(FN_RESEND_AND_LOAD);
+    f.onLoadReply(true, true, "OOM command not allowed when used memory > 'maxmemory'.", 30 + LOAD_RETRY_MS);
+    expect(f.isOff()).toBe(false);
+    f.onLoadReply(true, true, "ERR Error registering functions", 40 + LOAD_RETRY_MS);
+    expect(f.isOff()).toBe(true);
+  });
+
   it("loads once on a miss, sends EVALSHA while the load is out, FCALL again once it is in", () => {
     const f = new FunctionSupport();
     expect(f.use()).toBe(true);

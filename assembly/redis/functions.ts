@@ -38,10 +38,19 @@ export const FN_RESEND_AND_LOAD: i32 = 2;
 
 /** Whether Redis's error reply says this server (or this user) cannot run FCALL / FUNCTION. */
 export function refusesFunctions(err: string): bool {
-  if (err.startsWith("NOPERM")) return true;
+  // NOPERM for a key (the ACL lacks the call's key pattern) refuses the call, not FCALL: EVALSHA
+  // of the same keys gets the same answer.
+  if (err.startsWith("NOPERM")) return !err.includes(" keys ") && !err.includes(" key ");
   const low = err.toLowerCase();
   return low.includes("unknown command") || low.includes("not supported") || low.includes("unsupported")
     || low.includes("is not allowed");
+}
+
+/** Whether an error reply is Redis's passing state (loading, out of memory, a replica during a
+ *  failover, a busy script), not an answer about functions: the load is tried again later. */
+export function transientError(err: string): bool {
+  return err.startsWith("LOADING") || err.startsWith("OOM") || err.startsWith("READONLY") || err.startsWith("BUSY")
+    || err.startsWith("MASTERDOWN") || err.startsWith("TRYAGAIN") || err.startsWith("CLUSTERDOWN") || err.startsWith("NOREPLICAS");
 }
 
 export class FunctionSupport {
@@ -103,11 +112,13 @@ export class FunctionSupport {
   /** The FUNCTION LOAD could not be sent. */
   loadNotSent(): void { this.loading = false; }
 
-  /** FUNCTION LOAD's reply (ok = false: network failure or timeout, retried on a later miss). */
+  /** FUNCTION LOAD's reply (ok = false: network failure or timeout, retried on a later miss, as
+   *  is a transient error reply). */
   onLoadReply(ok: bool, isError: bool, err: string, now: f64): void {
     this.loading = false;
     if (!ok) return;
     if (!isError || err.includes("already exists")) { this.loadedMs = now; return; }
+    if (transientError(err)) return;
     this.stop(err);
   }
 

@@ -20,6 +20,7 @@ import { RespCommand, RespValue, parseResp } from "./resp";
 import { CircuitBreaker } from "./breaker";
 import * as obs from "./observer";
 import * as fns from "./functions";
+import { logThrottled, warnThrottled } from "../host/warn_throttle";
 
 export abstract class RedisReplyHandler {
   /** ok = false: not sent, network error, timeout. A Redis error reply comes with ok = true. */
@@ -41,9 +42,13 @@ export class LuaScript {
 }
 
 class PendingCall {
+  /** The wait the call was sent with (waitMs drops to 0 once it has passed). */
+  readonly deadlineMs: f64;
   /** counted: a failure feeds the breaker (the tick's probe does not: it only ever closes it). */
   constructor(public handler: RedisReplyHandler, public startedMs: f64, public script: LuaScript | null,
-    public keys: string[], public args: string[], public counted: bool = true, public waitMs: f64 = 0) {}
+    public keys: string[], public args: string[], public counted: bool = true, public waitMs: f64 = 0, deadlineMs: f64 = -1) {
+    this.deadlineMs = deadlineMs >= 0 ? deadlineMs : waitMs;
+  }
   /** The one pick let wait while overdue (see mayWait). */
   overdueProbe: bool = false;
   /** Sent as FCALL (an error reply may mean "no function here": see functions.ts). */
@@ -96,8 +101,11 @@ export class RedisClient {
   private pending: Map<u32, PendingCall> = new Map();
   /** Pending calls with a pick deadline. */
   waiting: i32 = 0;
-  /** A pick's deadline passed and Redis has answered nothing since (see mayWait). */
+  /** A pick's deadline passed and Redis has answered nothing in time since (see mayWait). */
   private overdue: bool = false;
+  /** The longest wait a caller has sent a call with: a reply slower than that would have come
+   *  too late for every pick, so it neither closes the breaker nor clears overdue (0: none yet). */
+  private timelyMs: f64 = 0;
   /** While overdue, a pick waits for Redis (the one let through). */
   private overdueProbing: bool = false;
   breaker: CircuitBreaker;
@@ -161,6 +169,7 @@ export class RedisClient {
 
   /** Sends a call that may carry a wait (the overdue probe is marked once it is sent). */
   private sendWaited(query: Uint8Array, call: PendingCall, now: f64): bool {
+    if (call.waitMs > this.timelyMs) this.timelyMs = call.waitMs;
     call.overdueProbe = call.waitMs > 0 && this.overdue;
     if (!this.send(query, call, now)) return false;
     if (call.overdueProbe) this.overdueProbing = true;
@@ -231,7 +240,7 @@ export class RedisClient {
           // Two misses with no reply between them: Redis is stalled, open the breaker now.
           call.overdueProbe = false;
           this.overdueProbing = false;
-          if (!this.breaker.isOpen()) { this.breaker.trip(now); this.observer.breakerChanged(true); }
+          if (!this.breaker.isOpen()) { this.breaker.trip(now); this.breakerOpened(obs.REDIS_FAIL_DEADLINE); }
         }
         call.handler.onDeadline();
       }
@@ -247,7 +256,11 @@ export class RedisClient {
       this.fail(call, now, now - call.startedMs >= <f64>this.timeoutMs ? obs.REDIS_FAIL_TIMEOUT : obs.REDIS_FAIL_NETWORK);
       return true;
     }
-    this.overdue = false; // Redis answered: the next pick may wait for it again
+    // Redis answered in time: the next pick may wait for it again. A reply later than any pick
+    // could wait (Redis slow, not away) leaves the breaker and overdue as they are: it closing
+    // them let every pick wait its whole deadline and fall back anyway.
+    const timely = this.timely(call, now);
+    if (timely) this.overdue = false;
     const bytes = host.getBufferBytes(host.BufferType.RedisCallResponse, 0, size);
     if (bytes === null) { this.fail(call, now, obs.REDIS_FAIL_BAD_REPLY); return true; }
     const parsed = parseResp(Uint8Array.wrap(bytes));
@@ -259,13 +272,14 @@ export class RedisClient {
     if (script !== null) { this.functions.onReplied(call.viaFunction); this.reportFunctionsOff(); }
     if (script !== null && reply.isError() && reply.str.startsWith("NOSCRIPT")) {
       // The script cache was flushed or this is a new server: send the text once, same handler.
-      const again = new PendingCall(call.handler, call.startedMs, null, [], [], true, call.waitMs);
+      const again = new PendingCall(call.handler, call.startedMs, null, [], [], true, call.waitMs, call.deadlineMs);
       if (!this.send(evalCommand("EVAL", script.text.build(), call.keys, call.args), again, now)) call.handler.onReply(false, null);
       return true;
     }
     // (A background call's error reply, e.g. the library's "already exists", is no failure.)
     if (reply.isError() && call.counted) this.observer.failed(obs.REDIS_FAIL_ERROR_REPLY);
-    this.closeBreaker();
+    if (timely) this.closeBreaker();
+    else if (call.deadlineMs == 0 && call.counted && this.breaker.isOpen()) this.noteFailure(obs.REDIS_FAIL_DEADLINE, now, true);
     call.handler.onReply(true, reply);
     return true;
   }
@@ -279,7 +293,7 @@ export class RedisClient {
     const action = this.functions.onCallError(err, call.startedMs, now);
     this.reportFunctionsOff();
     if (action == fns.FN_ERROR_IS_THE_SCRIPTS) return false;
-    const again = new PendingCall(call.handler, call.startedMs, script, call.keys, call.args, true, call.waitMs);
+    const again = new PendingCall(call.handler, call.startedMs, script, call.keys, call.args, true, call.waitMs, call.deadlineMs);
     if (!this.send(evalCommand("EVALSHA", script.sha, call.keys, call.args), again, now)) call.handler.onReply(false, null);
     // After the re-sent call: Redis compiles the library (~2 ms) without delaying it.
     if (action == fns.FN_RESEND_AND_LOAD) this.loadLibrary(script.library!, now);
@@ -351,7 +365,8 @@ export class RedisClient {
     this.clockOffsetMs = sec * 1000 + Math.floor(usec / 1000) - (sentMs + now) / 2;
     this.clockKnown = true;
     this.clockAtMs = now;
-    this.closeBreaker(); // Redis answers again: close the breaker at once
+    // Redis answers again in time for a pick: close the breaker at once.
+    if (this.timelyMs <= 0 || now - sentMs <= this.timelyMs) this.closeBreaker();
   }
 
   /** Replies that never came (host bug or lost callback) are failed after timeout + 1 s. */
@@ -374,12 +389,31 @@ export class RedisClient {
     call.handler.onReply(false, null);
   }
 
+  /** Whether a reply came soon enough for a pick: a waited call within its wait, any other
+   *  within the longest wait callers use (every reply while no caller waits). */
+  private timely(call: PendingCall, now: f64): bool {
+    if (call.deadlineMs > 0) return call.waitMs > 0;
+    return this.timelyMs <= 0 || now - call.startedMs <= this.timelyMs;
+  }
+
   private closeBreaker(): void {
     this.overdue = false;
     this.overdueProbing = false;
     const wasOpen = this.breaker.isOpen();
     this.breaker.onSuccess();
-    if (wasOpen) this.observer.breakerChanged(false);
+    if (wasOpen) {
+      this.observer.breakerChanged(false);
+      logThrottled(host.LogLevel.Info, "redis circuit breaker closed", lookupName(this.cluster) + " answers in time again; picks go through Redis");
+    }
+  }
+
+  /** The breaker just opened: the gauge, and one log line (an outage is otherwise silent). */
+  private breakerOpened(kind: i32): void {
+    this.observer.breakerChanged(true);
+    const why = kind >= 0 && kind < obs.REDIS_FAIL_KINDS.length ? obs.REDIS_FAIL_KINDS[kind] : "failure";
+    // Throttled: a flapping Redis opens and closes it every probe period.
+    warnThrottled("redis circuit breaker open", lookupName(this.cluster) + " (last failure: " + why
+      + "); picks use the local fallback until Redis answers in time");
   }
 
   /** counted: the failure feeds the breaker (the tick's probe does not: it only ever closes it). */
@@ -389,7 +423,7 @@ export class RedisClient {
     if (!counted) return;
     const wasOpen = this.breaker.isOpen();
     this.breaker.onFailure(now);
-    if (!wasOpen && this.breaker.isOpen()) this.observer.breakerChanged(true);
+    if (!wasOpen && this.breaker.isOpen()) this.breakerOpened(kind);
   }
 
   /** Before the client is dropped (new configuration): an open breaker no longer counts. */

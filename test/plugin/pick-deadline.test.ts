@@ -70,7 +70,7 @@ describe("pick deadline", () => {
     expect(h.redisCalls.filter((c) => c.text.includes(leaseId))).toEqual([]);
   });
 
-  it("after a miss, one pick at a time waits for Redis, the others fall back at once, until Redis answers anything", async () => {
+  it("after a miss, one pick at a time waits for Redis, the others fall back at once, until Redis answers in time", async () => {
     h = await host({ configuration: glrConfig({ pickDeadlineMs: 20, timeout: 3000, breakerFailures: 5 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
     postChat(h);
     const stalled = h.redisCalls[0];
@@ -80,14 +80,45 @@ describe("pick deadline", () => {
     const probe = postChat(h).s;
     expect(probe.forwarded).toBeNull(); // the one pick let wait
     expect(h.redisCalls.length).toBe(sent + 1);
+    const probeCall = h.redisCalls[sent];
     const { s } = postChat(h);
     expect(s.forwarded!.upstream.via).toBe("override"); // no wait: decided at once
     expect(h.redisCalls.length).toBe(sent + 1);
     expect(h.metric("llmlb_redis_failures_total", { kind: "overdue" })).toBe(1);
-    stalled.reply(OK(hosts(2)[0].address)); // Redis answers (late): picks wait for it again
+    stalled.reply(OK(hosts(2)[0].address)); // Redis answers, too late for any pick: still overdue
+    const acquires = () => h!.redisHistory.filter((c) => c.text.includes("acquire")).length;
+    const before = acquires();
+    expect(postChat(h).s.forwarded!.upstream.via).toBe("override");
+    expect(acquires()).toBe(before);
+    probeCall.reply(OK(hosts(2)[1].address)); // the waiting pick's answer, in time: picks wait again
+    expect(probe.forwarded!.upstream.address).toBe(hosts(2)[1].address);
     const next = postChat(h).s;
     expect(next.forwarded).toBeNull();
-    expect(h.redisCalls.length).toBeGreaterThan(sent + 1);
+    expect(acquires()).toBe(before + 1);
+  });
+
+  it("a Redis that answers, but always after the pick deadline, opens the breaker: picks stop waiting for it (a late reply closed it, and every pick waited its deadline in vain)", async () => {
+    h = await host({ configuration: glrConfig({ pickDeadlineMs: 20, timeout: 3000 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    const answered = new Set<object>();
+    const waits: number[] = [];
+    for (let t = 0; t < 3000; t += 10) {
+      const { s } = postChat(h);
+      const sentAt = t;
+      h.advance(10);
+      // Every call is answered 60 ms after it was sent (TIME too): slower than any pick may wait.
+      for (const c of h.redisCalls) {
+        if (answered.has(c) || c.settled) continue;
+        const at = (c as unknown as { sentAt?: number }).sentAt ?? ((c as unknown as { sentAt?: number }).sentAt = t);
+        if (t - at >= 60) {
+          answered.add(c);
+          c.reply(c.text.includes("TIME") ? "*2\r\n$10\r\n1795000000\r\n$1\r\n0\r\n" : OK(hosts(2)[0].address));
+        }
+      }
+      if (t >= 1000) waits.push(s.forwarded ? 10 : 20);
+    }
+    expect(h.metric("llmlb_redis_breakers_open", {})).toBe(1);
+    // After the first second, picks are decided at once (at most the odd one waits its deadline).
+    expect(waits.filter((w) => w > 10).length).toBeLessThan(waits.length / 10);
   });
 
   it("a second miss with no reply since (the pick let wait missed too) opens the breaker at once", async () => {

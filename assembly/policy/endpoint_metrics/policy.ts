@@ -77,7 +77,7 @@ export class EndpointMetricsPolicy extends Policy {
     const keys = prefixKeysOf(this.cfg, r, this.keyOptions);
     if (keys.length > 0) {
       const pool = r.pool!;
-      if (pool.redis.command(["MGET"].concat(keys), new PrefixRead(this, r, c, keys), host.nowMillis(), pool.pickDeadlineWaitMs())) return Verdict.Pending;
+      if (pool.redis.command(["MGET"].concat(keys), new PrefixRead(this, r, c, keys), host.nowMillis(), pool.pickWaitMs())) return Verdict.Pending;
     }
     return this.pick(r, c, this.viewsOf(r, c), [], []);
   }

@@ -148,7 +148,7 @@ export class PredictedLatencyPolicy extends Policy {
     const now = host.nowMillis();
     // The reads wait at most the pick deadline, as the lease call does (then: no prefix signal,
     // the tracker's counts).
-    const waitMs = pool.pickDeadlineWaitMs();
+    const waitMs = pool.pickWaitMs();
     if (reads.keys.length > 0) {
       reads.expect();
       if (!pool.redis.command(["MGET"].concat(reads.keys), new PrefixPart(reads), now, waitMs)) { reads.cancel(); reads.keys = []; }

@@ -85,11 +85,12 @@ export class Pool {
     return args;
   }
 
-  /** How long a pick waits for Redis: pickDeadlineMs, never past the Redis timeout. */
+  /**
+   * How long a pick waits for Redis: pickDeadlineMs, never past the Redis timeout. Always a
+   * client-side wait: Envoy's Redis timeout is one timer per connection, restarted by every reply,
+   * so under load a call outlives it (host-test/README.md, Redis op timer).
+   */
   pickWaitMs(): f64 { return <f64>min(this.cfg.pickDeadlineMs, <i64>this.redis.timeoutMs); }
-
-  /** The client-side wait of a pick: 0 (the Redis timeout decides) unless shorter than the timeout. */
-  pickDeadlineWaitMs(): f64 { return this.cfg.pickDeadlineMs < <i64>this.redis.timeoutMs ? <f64>this.cfg.pickDeadlineMs : 0; }
 
   keyCandidates(fp: string): string { return this.ns + ":cand:" + fp; }
 

@@ -140,6 +140,7 @@ export class LbStream extends Context {
       const services = this.plugin.services;
       if (services.queue.enter(r, services.accounting.newLeaseId() + "q") == Verdict.Pending) {
         this.held = true;
+        this.plugin.adjustTick(host.nowMillis()); // the enter waits at most the pick deadline
         return STOP;
       }
     }

@@ -11,11 +11,12 @@ import { RedisReplyHandler } from "../../redis/client";
 import { RespValue } from "../../redis/resp";
 import { PREFIX_WRITE_SCRIPT } from "../../services/lease/scripts";
 import { LbRequest } from "../../services/request/request";
+import { warnThrottled } from "../../host/warn_throttle";
 
 /** Fire-and-forget level writes: a failure only loses affinity, it is logged. */
 export class PrefixWrites extends RedisReplyHandler {
   onReply(ok: bool, reply: RespValue | null): void {
-    if (!ok || (reply !== null && reply.isError())) host.log(host.LogLevel.Warn, "prefix_write failed" + (reply !== null ? ": " + reply.str : ""));
+    if (!ok || (reply !== null && reply.isError())) warnThrottled("prefix_write failed", reply !== null ? reply.str : "");
   }
 }
 

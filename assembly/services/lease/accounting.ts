@@ -22,6 +22,7 @@ import { LbRequest } from "../request/request";
 import { Stats } from "../stats";
 import { Xorshift } from "../../util/prng";
 import * as host from "../../host/calls";
+import { warnThrottled } from "../../host/warn_throttle";
 
 const RENEW_BATCH = 64; // renew.lua's cap (lua/lib.lua MAX_RENEW_IDS)
 const LEAST_REQUEST_CALL = new AcquireCall(ACQUIRE_SCRIPT, [], [], "least_request");
@@ -108,12 +109,25 @@ class HealerReply extends RedisReplyHandler {
   }
 }
 
+/** A release's reply: one lost (network, timeout) is sent again from the tick, as a given-up
+ *  id (release.lua is idempotent: a release that did run finds no record the second time). */
+class ReleaseReply extends RedisReplyHandler {
+  constructor(public acc: Accounting, public pool: Pool, public id: string) { super(); }
+  onReply(ok: bool, reply: RespValue | null): void {
+    if (!ok) { this.acc.stats.redisBackgroundFailures(); this.pool.giveUp(this.id, false); return; }
+    if (reply !== null && reply.isError()) {
+      this.acc.stats.redisBackgroundFailures();
+      warnThrottled("release failed", reply.str);
+    }
+  }
+}
+
 class CountingHandler extends RedisReplyHandler {
   constructor(public stats: Stats, public what: string) { super(); }
   onReply(ok: bool, reply: RespValue | null): void {
     if (!ok || reply === null || reply.isError()) {
       this.stats.redisBackgroundFailures();
-      if (reply !== null && reply.isError()) host.log(host.LogLevel.Warn, this.what + " failed: " + reply.str);
+      if (reply !== null && reply.isError()) warnThrottled(this.what + " failed", reply.str);
     }
   }
 }
@@ -189,7 +203,7 @@ export class Accounting {
     const keys = pool.withCompatKey(pool.acquireKeys(c).concat(call.extraKeys));
     const reply = new AcquireReply(this, s, pool, c, call, withList);
     reply.deadline = pool.redis.clockKnown;
-    return pool.redis.evalScript(call.script, keys, args, reply, now, pool.pickDeadlineWaitMs());
+    return pool.redis.evalScript(call.script, keys, args, reply, now, pool.pickWaitMs());
   }
 
   /** Per-VM least request (or a local lease on `fixedHost`): Redis is down, or answered something unusable. */
@@ -247,7 +261,7 @@ export class Accounting {
       s.port.resumeShed(replyItem(reply!, 2));
       return;
     }
-    if (reply !== null && reply.isError()) host.log(host.LogLevel.Warn, "acquire failed: " + reply.str);
+    if (reply !== null && reply.isError()) warnThrottled("acquire failed", reply.str);
     // Network error, timeout, NO_CANDIDATE, a script error: never fail the request for it.
     this.resumeByFallback(r);
   }
@@ -291,9 +305,11 @@ export class Accounting {
     pool.active.delete(lease.id);
     const penalty: i64 = failed ? pool.cfg.failurePenalty : 0;
     const now = host.nowMillis();
-    if (!pool.redis.evalScript(RELEASE_SCRIPT, pool.lifecycleKeys(), pool.releaseArgs(lease.id, penalty), this.background, now)) {
-      // Not sent (Redis down): the lease expires after leaseTTL, which removes its count.
+    if (!pool.redis.evalScript(RELEASE_SCRIPT, pool.lifecycleKeys(), pool.releaseArgs(lease.id, penalty), new ReleaseReply(this, pool, lease.id), now)) {
+      // Not sent (breaker open, Redis away): released from the tick once Redis answers again
+      // (or, if it never does before leaseTTL, the lease expires, which removes its count).
       this.stats.redisBackgroundFailures();
+      pool.giveUp(lease.id, false);
     }
   }
 
@@ -328,7 +344,7 @@ export class Accounting {
     if (!ok || reply === null || reply.isError()) {
       pool.syncing = null;
       this.stats.redisBackgroundFailures();
-      if (reply !== null && reply.isError()) host.log(host.LogLevel.Warn, "candidate sync failed: " + reply.str);
+      if (reply !== null && reply.isError()) warnThrottled("candidate sync failed", reply.str);
       return;
     }
     if (pool.syncSent >= r.c.hosts.length) {

@@ -21,6 +21,7 @@ import { ScriptText } from "../lease/lua_text";
 import { LUA_LIBRARY } from "../lease/scripts";
 import * as host from "../../host/calls";
 import { tenantKey } from "./tenant";
+import { warnThrottled } from "../../host/warn_throttle";
 
 export const QUEUE_SCRIPT = new LuaScript("queue", new ScriptText("queue", gen.QUEUE_DEFS), gen.QUEUE_SHA, LUA_LIBRARY);
 
@@ -61,13 +62,23 @@ class Entry {
 class QueueReply extends RedisReplyHandler {
   constructor(public q: AdmissionQueue, public e: Entry) { super(); }
   onReply(ok: bool, reply: RespValue | null): void { this.q.onReply(this.e, ok, reply); }
+  /** An enter not answered within the pick deadline: Redis is slow or away, the request goes on. */
+  onDeadline(): void { this.q.onEnterLate(this.e); }
 }
 
-/** The reply of an exit: the ids handed a slot; this VM's own go on at once. */
+/** The reply of an exit: the ids handed a slot; this VM's own go on at once. An exit that
+ *  failed (network, timeout) is sent again from the tick: exits are idempotent. */
 class HandOffReply extends RedisReplyHandler {
-  constructor(public q: AdmissionQueue) { super(); }
-  onReply(ok: bool, reply: RespValue | null): void { if (ok && reply !== null) this.q.onHandOff(reply); }
+  constructor(public q: AdmissionQueue, public pool: Pool, public args: string[]) { super(); }
+  onReply(ok: bool, reply: RespValue | null): void {
+    if (ok && reply !== null) this.q.onHandOff(reply);
+    else if (!ok) this.q.exitLater(this.pool, this.args);
+  }
 }
+
+/** Exits kept for a later tick at most (older ones lapse: slots by the lease TTL, entries by
+ *  queueEntryTtlMs). */
+const UNSENT_EXITS_MAX = 1024;
 
 class Background extends RedisReplyHandler {
   onReply(_ok: bool, _reply: RespValue | null): void {}
@@ -78,6 +89,9 @@ export class AdmissionQueue {
   private entries: Map<string, Entry> = new Map();
   private byRequest: Map<usize, string> = new Map();
   private readonly background: Background = new Background();
+  /** Exits Redis did not take (breaker open, a failed call), sent again from the tick. */
+  private unsentPools: Pool[] = [];
+  private unsentArgs: Array<string[]> = [];
 
   /** Metrics (stats.ts): llmlb_queue_depth, llmlb_queue_wait_ms, llmlb_queue_*_total. */
   constructor(private stats: Stats) {}
@@ -94,6 +108,8 @@ export class AdmissionQueue {
     }
     this.entries.clear();
     this.byRequest.clear();
+    this.unsentPools = [];
+    this.unsentArgs = [];
   }
 
   /** Takes a slot for `r` (Pending: the reply or a later poll calls r.port.admitted()); Pass when not queueing. */
@@ -111,7 +127,7 @@ export class AdmissionQueue {
     const args: string[] = ["enter", id, bandOf(r.priority).toString(), tenant, s.capacity.toString(),
       s.entryTtlMs.toString(), r.cfg.leaseTtlMs.toString()];
     e.polling = true;
-    if (!pool.redis.evalScript(QUEUE_SCRIPT, queueKeys(pool), args, new QueueReply(this, e), now)) return Verdict.Pass;
+    if (!pool.redis.evalScript(QUEUE_SCRIPT, queueKeys(pool), args, new QueueReply(this, e), now, pool.pickWaitMs())) return Verdict.Pass;
     this.entries.set(id, e);
     this.byRequest.set(changetype<usize>(r), id);
     return Verdict.Pending;
@@ -131,8 +147,36 @@ export class AdmissionQueue {
       return;
     }
     // ADMITTED, or fail open (GONE after an expiry, an error, Redis down): the request goes on.
-    if (status != "ADMITTED" && reply !== null && reply.isError()) host.log(host.LogLevel.Warn, "queue failed: " + reply.str);
+    if (status != "ADMITTED" && reply !== null && reply.isError()) warnThrottled("queue failed", reply.str);
     this.admit(e);
+  }
+
+  /** The enter got no answer within the pick deadline: admitted (fail open, as when Redis is
+   *  down). If the enter still runs, the slot it may take is renewed and freed with the stream. */
+  onEnterLate(e: Entry): void {
+    if (!this.entries.has(e.id) || !e.waiting || e.queued) return;
+    this.admit(e);
+  }
+
+  /** Keeps an exit Redis did not take for the tick. */
+  exitLater(pool: Pool, args: string[]): void {
+    if (this.unsentPools.length >= UNSENT_EXITS_MAX) { this.unsentPools.shift(); this.unsentArgs.shift(); }
+    this.unsentPools.push(pool);
+    this.unsentArgs.push(args);
+  }
+
+  private sendExit(pool: Pool, args: string[], now: f64): bool {
+    return pool.redis.evalScript(QUEUE_SCRIPT, queueKeys(pool), args, new HandOffReply(this, pool, args), now);
+  }
+
+  /** Sends the exits kept while Redis did not take them (from the tick; stops at the first refusal). */
+  private resendExits(now: f64): void {
+    while (this.unsentPools.length > 0) {
+      const pool = this.unsentPools[0];
+      if (pool.redis.breaker.isOpen() || !this.sendExit(pool, this.unsentArgs[0], now)) return;
+      this.unsentPools.shift();
+      this.unsentArgs.shift();
+    }
   }
 
   private admit(e: Entry): void {
@@ -172,11 +216,12 @@ export class AdmissionQueue {
     if (e.waiting && e.queued) this.stats.queueLeft(host.nowMillis() - e.enqueuedMs);
     const s = e.r.cfg.queue;
     const args: string[] = ["exit", id, s.capacity.toString(), s.entryTtlMs.toString()];
-    e.pool.redis.evalScript(QUEUE_SCRIPT, queueKeys(e.pool), args, new HandOffReply(this), host.nowMillis());
+    if (!this.sendExit(e.pool, args, host.nowMillis())) this.exitLater(e.pool, args);
   }
 
   /** Polls waiting entries, times out those past queueMaxWaitMs, renews admitted slots. */
   tick(now: f64): void {
+    this.resendExits(now);
     if (this.entries.size == 0) return;
     const all = this.entries.values();
     let polls = 0;
@@ -201,7 +246,11 @@ export class AdmissionQueue {
       e.lastPollMs = now;
       e.polling = true;
       const args: string[] = ["poll", e.id, s.capacity.toString(), s.entryTtlMs.toString(), e.r.cfg.leaseTtlMs.toString()];
-      if (!e.pool.redis.evalScript(QUEUE_SCRIPT, queueKeys(e.pool), args, new QueueReply(this, e), now)) e.polling = false;
+      if (!e.pool.redis.evalScript(QUEUE_SCRIPT, queueKeys(e.pool), args, new QueueReply(this, e), now)) {
+        // Redis away (breaker open): the request goes on, as a new arrival would (fail open).
+        e.polling = false;
+        this.admit(e);
+      }
     }
   }
 }

@@ -10,7 +10,7 @@ local STALE_EVERY = 8          -- an acquire with n = 0 checks for stale hosts w
 local SCAN_WINDOW = 16         -- members read per ZRANGE when the fast pick lands on a non-candidate
 local SCAN_MAX = 256           -- members the scan reads before it scores the candidate set directly
 local SCORE_SAMPLE = 500       -- candidates scored directly at most (a random sample of a larger set)
-local PICK_RETRIES = 4         -- random re-draws among the least-loaded before scanning
+local PICK_RETRIES = 4         -- random draws within one load level (the lowest, the first candidate's) before reading it
 local ARG_CHUNK = 200          -- arguments per variadic call: unpack() of huge tables overflows the Lua stack
 local PRNG_MODULUS = 2147483647 -- Park-Miller: products stay below 2^53, exact in Lua doubles
 local LEASE_BASE = 70368744177664 -- 2^46: earlier layout's per-lease entries scored LEASE_BASE + bucket
@@ -424,30 +424,62 @@ local function score_candidates(k, rnd)
   return least_of(pairs, rnd)
 end
 
--- Slow path: walks the load ZSET upward in windows, collects the candidates with the lowest load
--- and picks one of them uniformly; past SCAN_MAX members it scores the candidate set directly.
+-- Rejection sampling within one level of equal load: the members of the load ZSET at ranks
+-- from..from+count-1 all have the same score, so a member drawn uniformly among them and kept only
+-- when it is a candidate is uniform among the level's candidates. `known` is the member at rank
+-- `from` (read already: a draw landing there needs no ZRANGE). Up to PICK_RETRIES draws, the
+-- Park-Miller sequence from `draw`; O(log N) each. Returns the candidate or nil, and the next
+-- unused draw.
+local function draw_in_level(k, from, count, known, draw)
+  for _ = 1, PICK_RETRIES do
+    local rank = draw % count
+    draw = next_random(draw)
+    local host = known
+    if rank > 0 then host = redis.call('ZRANGE', k.load, from + rank, from + rank)[1] end
+    if host and redis.call('SISMEMBER', k.cand, host) == 1 then return host, draw end
+    if count == 1 then break end -- a redraw would land on the same member
+  end
+  return nil, draw
+end
+
+-- Slow path: walks the load ZSET upward in windows to the first candidate, whose load is the
+-- lowest of any candidate, and picks uniformly among the candidates at that load. When that level
+-- goes on past the window (a busy fleet: every healthy pod tied at a load above a few lighter
+-- hosts that left the candidate set), it draws within the level (draw_in_level, from the
+-- candidate found: the members before it are not candidates) instead of reading it whole; only
+-- when those draws miss (few candidates among many members) does it collect the level's
+-- candidates, and past SCAN_MAX members it scores the candidate set directly.
 -- Returns host, load or nil when no candidate is in the ZSET.
-local function scan_least_loaded(k, rnd)
+local function scan_least_loaded(k, draw)
   local found = {}
   local best = nil
   local start = 0
   while start < SCAN_MAX do
     local window = redis.call('ZRANGE', k.load, start, start + SCAN_WINDOW - 1, 'WITHSCORES')
     if #window == 0 then break end
+    local full = #window == 2 * SCAN_WINDOW
     for i = 1, #window, 2 do
       local score = tonumber(window[i + 1])
-      if best ~= nil and score > best then return least_of(found, rnd) end
+      if best ~= nil and score > best then return least_of(found, draw) end
       if redis.call('SISMEMBER', k.cand, window[i]) == 1 then
+        if best == nil and full and tonumber(window[#window]) == score then
+          -- The first candidate (the lowest load of any): its level may run far past this window.
+          local from = start + (i - 1) / 2
+          local count = redis.call('ZCOUNT', k.load, '-inf', window[i + 1]) - from
+          local host
+          host, draw = draw_in_level(k, from, count, window[i], draw)
+          if host then return host, score end
+        end
         best = score -- ascending order: the first candidate found has the lowest load
         found[#found + 1] = window[i]
         found[#found + 1] = window[i + 1]
       end
     end
-    if #window < 2 * SCAN_WINDOW then return least_of(found, rnd) end
+    if not full then return least_of(found, draw) end
     start = start + SCAN_WINDOW
   end
   -- Past SCAN_MAX members (many lighter non-candidates, or ties beyond it): score the set.
-  return score_candidates(k, rnd)
+  return score_candidates(k, draw)
 end
 
 -- Picks the candidate with the lowest load, ties broken uniformly by rnd. Common case: every
@@ -460,18 +492,9 @@ local function pick_least_loaded(k, rnd)
   if #first == 0 then return nil, nil end
   local min_score = first[2]
   local ties = redis.call('ZCOUNT', k.load, min_score, min_score)
-  local draw = rnd
-  for _ = 1, PICK_RETRIES do
-    local rank = draw % ties
-    local host = first[1]
-    if rank > 0 then host = redis.call('ZRANGE', k.load, rank, rank)[1] end
-    if host and redis.call('SISMEMBER', k.cand, host) == 1 then
-      return host, tonumber(min_score)
-    end
-    if draw == rnd and redis.call('EXISTS', k.cand) == 0 then return nil, nil end -- set expired
-    if ties == 1 then break end -- a redraw would land on the same member
-    draw = next_random(draw)
-  end
+  local host, draw = draw_in_level(k, 0, ties, first[1], rnd)
+  if host then return host, tonumber(min_score) end
+  if redis.call('EXISTS', k.cand) == 0 then return nil, nil end -- the set expired
   return scan_least_loaded(k, draw)
 end
 

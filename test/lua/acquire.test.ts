@@ -167,6 +167,101 @@ describe("least-loaded pick", () => {
   });
 });
 
+/** Calls per command (lowercase name) since the server started or was reset (INFO commandstats). */
+async function commandCalls(): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const m of (await redis.info("commandstats")).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) out.set(m[1], Number(m[2]));
+  return out;
+}
+
+/**
+ * A busy fleet: `fleet` candidates (fp "cand") each holding one lease (load 1), and `gone` hosts
+ * that left the candidate set (in load at 0, as an unhealthy or scaled-down pod stays for up to
+ * hostStaleMs because another gateway's set may still hold it).
+ */
+async function busyFleetAboveGoneHosts(fleet: number, gone: number): Promise<{ pool: Pool; candidates: string[]; goneHosts: string[] }> {
+  const pool = new Pool(redis);
+  const candidates = hostList(fleet, 10);
+  const goneHosts = hostList(gone, 20);
+  await pool.sync([...candidates, ...goneHosts], { fp: "all" });
+  await pool.sync(candidates, { fp: "cand" });
+  const rand = seededRandom(fleet + gone);
+  for (let i = 0; i < fleet; i++) await pool.acquire({ leaseId: `busy${i}`, fp: "cand", rnd: rand(), hostStaleMs: 0 });
+  const loads = await pool.loads();
+  for (const h of candidates) expect(loads.get(h)).toBe(1);
+  for (const h of goneHosts) expect(loads.get(h)).toBe(0);
+  return { pool, candidates, goneHosts };
+}
+
+describe("hosts that left the candidate set, below a busy fleet", () => {
+  it("300 candidates at load 1 above one host at 0: each pick draws within the level, never scores a sample of the set, and stays uniform", async () => {
+    const { pool, candidates } = await busyFleetAboveGoneHosts(300, 1);
+    const before = await commandCalls();
+    const rand = seededRandom(2024);
+    const counts = new Map<string, number>();
+    const picks = 3000;
+    for (let i = 0; i < picks; i++) {
+      const r = await pool.acquire({ leaseId: `p${i}`, fp: "cand", rnd: rand(), hostStaleMs: 0 });
+      expect(r).toMatchObject({ status: "OK", load: 1 });
+      counts.set(r.host!, (counts.get(r.host!) ?? 0) + 1);
+      expect(await pool.release(`p${i}`)).toBe(1);
+    }
+    const after = await commandCalls();
+    const delta = (name: string) => (after.get(name) ?? 0) - (before.get(name) ?? 0);
+    // The old scan collected every tie: past 256 members it scored the candidate set directly on
+    // every call (SCARD, then SMEMBERS + ZMSCORE of all 300; SRANDMEMBER 500 + ZMSCORE 500 of a
+    // larger set). No other step of these acquires runs those commands.
+    for (const name of ["srandmember", "zmscore", "smembers", "scard"]) expect({ name, calls: delta(name) }).toEqual({ name, calls: 0 });
+    // Bounded work: ~10 Redis calls per pick, O(log N) each (the old walk checked 256 members).
+    const pickCalls = ["zrange", "zcount", "sismember", "smismember", "exists"].reduce((n, c) => n + delta(c), 0);
+    expect(pickCalls / picks).toBeLessThan(12);
+    // Only candidates, and uniform among them: chi-square over 300 hosts (299 degrees of freedom,
+    // mean 299, sd 24.5; the draws are deterministic for the seed).
+    for (const h of counts.keys()) expect(candidates).toContain(h);
+    const expected = picks / candidates.length;
+    const chi2 = candidates.reduce((sum, h) => sum + ((counts.get(h) ?? 0) - expected) ** 2 / expected, 0);
+    expect(chi2).toBeLessThan(420);
+    expect(counts.size).toBeGreaterThan(290);
+    await expectLoadMatchesLeases(pool);
+  });
+
+  it("100 hosts at 0 below 300 candidates at 1: the pick still lands on a candidate without scoring the set", async () => {
+    const { pool, candidates } = await busyFleetAboveGoneHosts(300, 100);
+    const before = await commandCalls();
+    const rand = seededRandom(77);
+    const picked = new Set<string>();
+    for (let i = 0; i < 200; i++) {
+      const r = await pool.acquire({ leaseId: `q${i}`, fp: "cand", rnd: rand(), hostStaleMs: 0 });
+      expect(r).toMatchObject({ status: "OK", load: 1 });
+      expect(candidates).toContain(r.host);
+      picked.add(r.host!);
+      await pool.release(`q${i}`);
+    }
+    const after = await commandCalls();
+    for (const name of ["srandmember", "zmscore"]) expect((after.get(name) ?? 0) - (before.get(name) ?? 0)).toBe(0);
+    expect(picked.size).toBeGreaterThan(120); // 200 uniform draws over 300 hosts: 146 distinct expected
+  });
+
+  it("few candidates in a long level: the draws miss, the scan collects the level's candidates and splits them by rnd", async () => {
+    const pool = new Pool(redis);
+    const lighter = hostList(5, 5); // at 0, below everything
+    const crowd = hostList(60, 20); // non-candidates at 1
+    const candidates = ["10.0.0.1:9000", "30.0.0.1:9000"]; // at 1: the first and the last member of the level
+    await pool.sync([...lighter, ...crowd, ...candidates], { fp: "all" });
+    await pool.sync(candidates, { fp: "cand" });
+    await redis.zadd(pool.loadKey, ...[...crowd, ...candidates].flatMap((h) => [1, h]));
+    const picked = new Map<string, number>();
+    for (let rnd = 0; rnd < 60; rnd++) {
+      const r = await pool.acquire({ leaseId: `r${rnd}`, fp: "cand", rnd, hostStaleMs: 0 });
+      expect(r).toMatchObject({ status: "OK", load: 1 });
+      expect(candidates).toContain(r.host);
+      picked.set(r.host!, (picked.get(r.host!) ?? 0) + 1);
+      await pool.release(`r${rnd}`);
+    }
+    for (const h of candidates) expect(picked.get(h) ?? 0).toBeGreaterThan(15); // 30 expected each
+  });
+});
+
 describe("limit (load shedding)", () => {
   it("sheds once the least-loaded host would exceed the limit, and writes nothing", async () => {
     const pool = new Pool(redis);

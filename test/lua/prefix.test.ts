@@ -297,6 +297,31 @@ describe("shared acquire contract", () => {
     await expect(pool.prefix({ leaseId: "r2", levels: l, hosts, keyTtlS: 31536001 })).rejects.toThrow(/key_ttl_s must be <= 31536000/);
   });
 
+  it("a busy fleet above a host that left the set: misses and spills land on a candidate at the fleet's load, drawn within its level", async () => {
+    const pool = new PrefixPool(redis);
+    const fleet = hostList(300);
+    await pool.sync([...fleet, ...hostList(1, 20)], { fp: "all" }); // 20.0.0.1 stays in load at 0
+    await pool.sync(fleet);
+    for (let i = 0; i < fleet.length; i++) expect((await pool.acquire({ leaseId: `busy${i}`, rnd: i * 7919 })).status).toBe("OK");
+    const [a] = fleet;
+    await pool.loadHost(a, 12);
+    const l = [pool.level("hot")];
+    await redis.set(l[0], a);
+    const calls = async (name: string) => Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, "m").exec(await redis.info("commandstats"))?.[1] ?? 0);
+    const [srand, zmscore] = [await calls("srandmember"), await calls("zmscore")];
+    for (let i = 0; i < 20; i++) {
+      const r = await pool.prefix({ leaseId: `m${i}`, levels: [pool.level(`miss${i}`)], rnd: i * 104729 });
+      expect(r).toMatchObject({ status: "OK", load: 1, reason: "prefix_miss" });
+      expect(fleet).toContain(r.host);
+    }
+    const r = await pool.prefix({ leaseId: "spill", levels: l, rnd: 3, gateAbs: 8 });
+    expect(r).toMatchObject({ status: "OK", load: 1, reason: "prefix_spill" });
+    expect(fleet).toContain(r.host);
+    // The old scan collected the 300 ties: past 256 members, SMEMBERS + ZMSCORE of the set on every pick.
+    expect([await calls("srandmember") - srand, await calls("zmscore") - zmscore]).toEqual([0, 0]);
+    await expectLoadMatchesLeases(pool);
+  });
+
   it("rejects malformed arguments before writing anything", async () => {
     const pool = new PrefixPool(redis);
     const hosts = hostList(2);

@@ -7,7 +7,7 @@ local BUCKET_MS = 250          -- expiry granularity: a lease's cost leaves its 
 local SETTLE_BATCH = 256       -- due buckets an acquire settles before picking (~2 ms; more due: SETTLING)
 local STALE_BATCH = 4          -- stale hosts examined when a stale check runs
 local STALE_EVERY = 8          -- an acquire with n = 0 checks for stale hosts when rnd % 8 == 0
-local SCAN_WINDOW = 16         -- members read per ZRANGE when the fast pick lands on a non-candidate
+local SCAN_WINDOW = 16         -- members read per ZRANGE (and checked per SMISMEMBER) when the fast pick misses
 local SCAN_MAX = 256           -- members the scan reads before it scores the candidate set directly
 local SCORE_SAMPLE = 500       -- candidates scored directly at most (a random sample of a larger set)
 local PICK_RETRIES = 4         -- random draws within one load level (the lowest, the first candidate's) before reading it
@@ -458,10 +458,13 @@ local function scan_least_loaded(k, draw)
     local window = redis.call('ZRANGE', k.load, start, start + SCAN_WINDOW - 1, 'WITHSCORES')
     if #window == 0 then break end
     local full = #window == 2 * SCAN_WINDOW
+    local members = {}
+    for i = 1, #window, 2 do members[#members + 1] = window[i] end
+    local in_cand = redis.call('SMISMEMBER', k.cand, unpack(members)) -- one call per window
     for i = 1, #window, 2 do
       local score = tonumber(window[i + 1])
       if best ~= nil and score > best then return least_of(found, draw) end
-      if redis.call('SISMEMBER', k.cand, window[i]) == 1 then
+      if in_cand[(i + 1) / 2] == 1 then
         if best == nil and full and tonumber(window[#window]) == score then
           -- The first candidate (the lowest load of any): its level may run far past this window.
           local from = start + (i - 1) / 2

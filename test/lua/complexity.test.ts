@@ -9,7 +9,7 @@ import { Pool, hostList, seededRandom } from "./pool.js";
 // Commands that cost O(1) or O(log N) per call (ZRANGE / ZRANGEBYSCORE are checked for bounded
 // ranges separately). Anything else (SMEMBERS, HGETALL, ZSCAN, KEYS...) is a failure.
 const BOUNDED = new Set(["TIME", "HGET", "HSET", "HSETNX", "HINCRBY", "HDEL", "HEXISTS", "EXISTS", "ZSCORE", "ZADD",
-  "ZINCRBY", "ZREM", "ZCOUNT", "SISMEMBER", "PTTL", "PEXPIRE", "ZRANGE", "ZRANGEBYSCORE", "HMGET", "HSCAN"]);
+  "ZINCRBY", "ZREM", "ZCOUNT", "SISMEMBER", "SMISMEMBER", "PTTL", "PEXPIRE", "ZRANGE", "ZRANGEBYSCORE", "HMGET", "HSCAN"]);
 const MAX_FIELDS = 200; // fields per variadic hash call (lib.lua ARG_CHUNK)
 const MAX_HEAL_BATCH = 250; // HSCAN COUNT of the healer
 const MAX_RANGE = 32; // ZRANGE windows (the scan reads 16 at a time)
@@ -65,6 +65,7 @@ function expectBounded(commands: string[][]): void {
       expect(Number(args[limit + 2])).toBeLessThanOrEqual(MAX_SETTLE);
     }
     if (cmd === "HMGET") expect(args.length - 1).toBeLessThanOrEqual(MAX_FIELDS);
+    if (cmd === "SMISMEMBER") expect(args.length - 1).toBeLessThanOrEqual(MAX_RANGE); // one scan window
     if (cmd === "HSCAN") {
       const count = args.findIndex((a) => a.toUpperCase() === "COUNT");
       expect(count, `HSCAN without COUNT: ${args.join(" ")}`).toBeGreaterThan(0);

@@ -11,12 +11,15 @@
 // function library (how the plugin calls them where Redis has functions). Nothing here asserts on speed.
 // Usage: npx tsx bench/lua-pick.ts [calls per row, default 20000] [sizes, default 10,100,1000,10000]
 //        npx tsx bench/lua-pick.ts worst   (the longest single calls the caps allow)
+//        npx tsx bench/lua-pick.ts gone [calls per row, default 4000] [label=<lua dir>...]
+//          (acquire on a busy fleet above hosts that left the candidate set: runGoneHostsBench)
 // (LLMLB_LUA_DIR=<dir> measures the scripts of another directory, e.g. an earlier commit's lua/).
 // Failure: throws if redis-server cannot start or a script returns an error.
 import { pathToFileURL } from "node:url";
 import { Redis } from "ioredis";
 import { startRedis } from "../test/helpers/redis.js";
-import { Pool, SCRIPTS, callScriptsVia, hostList, loadLibrary, runScript, seededRandom } from "../test/lua/pool.js";
+import { bundleLuaScripts, luaLibrary } from "../scripts/lua-bundle.mjs";
+import { LIBRARY, Pool, SCRIPTS, callScriptsVia, hostList, loadLibrary, runScript, seededRandom } from "../test/lua/pool.js";
 
 const SIZES = [10, 100, 1000, 10000];
 const CONNECTIONS = 16;
@@ -263,8 +266,139 @@ export async function runLuaWorstCases(): Promise<WorstRow[]> {
   return rows;
 }
 
+// A busy fleet above hosts that left the candidate set (an unhealthy or scaled-down pod stays in
+// the load ZSET at 0 for up to hostStaleMs, since another gateway's set may still hold it): every
+// candidate holds one lease (load 1), the gone hosts none. Each acquire (n = 0) is released at
+// once, so every call sees that same state. Several script sets in one run (label=<lua dir>
+// arguments, e.g. an earlier commit's lua/, and this checkout's), each as EVALSHA and as FCALL of
+// its function library, rounds interleaved. Reported per acquire: Redis's own time for the call
+// (INFO commandstats usec of evalsha / fcall; the release goes by the other command so it is not
+// counted), best of the rounds; and the Redis calls one acquire runs (commandstats around single
+// calls, 50 of them), with how many were SRANDMEMBER / ZMSCORE (direct scoring of the set).
+export interface GoneRow {
+  fleet: number; gone: number; scripts: string; via: "evalsha" | "fcall";
+  usPerCall: number; redisCalls: number; scoringCalls: number;
+}
+
+interface ScriptSet {
+  label: string; acquireSha: string; releaseSha: string; acquireText: string; releaseText: string;
+  acquireFn: string; releaseFn: string; libraryText: string;
+}
+
+function scriptSet(label: string, dir?: string): ScriptSet {
+  const scripts = dir ? bundleLuaScripts(dir) : SCRIPTS;
+  const library = dir ? luaLibrary(dir) : LIBRARY;
+  return { label, acquireSha: scripts.acquire.sha1, releaseSha: scripts.release.sha1, acquireText: scripts.acquire.text,
+    releaseText: scripts.release.text, acquireFn: library.functions.acquire, releaseFn: library.functions.release, libraryText: library.text };
+}
+
+async function commandStats(redis: Redis): Promise<Map<string, { calls: number; usec: number }>> {
+  const out = new Map<string, { calls: number; usec: number }>();
+  for (const m of (await redis.info("commandstats")).matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+    out.set(m[1], { calls: Number(m[2]), usec: Number(m[3]) });
+  }
+  return out;
+}
+
+export async function runGoneHostsBench(calls = 4000, others: Array<[string, string]> = [],
+  shapes: Array<[number, number]> = [[100, 0], [100, 1], [100, 100], [1000, 0], [1000, 1], [1000, 100], [1000, 1000]]): Promise<GoneRow[]> {
+  const server = await startRedis();
+  const clients = Array.from({ length: 4 }, () => new Redis(server.port, server.host));
+  const [admin] = clients;
+  const sets = [...others.map(([label, dir]) => scriptSet(label, dir)), scriptSet("this checkout")];
+  const rows: GoneRow[] = [];
+  const ROUNDS = 5;
+  try {
+    for (const set of sets) {
+      for (const text of [set.acquireText, set.releaseText]) await admin.script("LOAD", text);
+      try { await admin.call("FUNCTION", "LOAD", set.libraryText); } catch (err) { if (!String(err).includes("already exists")) throw err; }
+    }
+    for (const [fleet, gone] of shapes) {
+      const pool = new Pool(admin, `gone-${fleet}-${gone}`);
+      const candidates = hostList(fleet, 10);
+      // The fleet's leases first (every member a candidate: each pick exact), then the gone hosts.
+      await pool.sync(candidates, { fp: "cand", candTtlMs: 3_600_000, poolTtlMs: 7_200_000 });
+      for (let i = 0; i < fleet; i++) {
+        const r = await pool.acquire({ leaseId: `busy${i}`, fp: "cand", rnd: i * 7919 + 1, hostStaleMs: 0, leaseTtlMs: 3_600_000, candTtlMs: 3_600_000 });
+        if (r.status !== "OK") throw new Error(`busy acquire returned ${r.status}`);
+      }
+      await pool.sync([...candidates, ...hostList(gone, 20)], { fp: "all", candTtlMs: 3_600_000, poolTtlMs: 7_200_000 });
+      const loads = await pool.loads();
+      if (candidates.some((h) => loads.get(h) !== 1)) throw new Error("the fleet is not at load 1 everywhere");
+      const keys = pool.keys("cand");
+      const acquireArgs = (id: string, rnd: number) => [id, 1, 3_600_000, 3_600_000, 0, rnd, 0, 0];
+      const releaseArgs = (id: string) => [id, 0, 0, 7_200_000];
+      const oneAcquire = async (client: Redis, set: ScriptSet, via: "evalsha" | "fcall", id: string, rnd: number) => {
+        const reply = (via === "evalsha"
+          ? await client.evalsha(set.acquireSha, keys.length, ...keys, ...acquireArgs(id, rnd))
+          : await client.fcall(set.acquireFn, keys.length, ...keys, ...acquireArgs(id, rnd))) as string[];
+        if (reply[0] !== "OK" || reply[2] !== "1") throw new Error(`${set.label} acquire returned ${reply.join(" ")}`);
+        // The release by the other command, so the measured one counts acquires only.
+        const released = via === "evalsha"
+          ? await client.fcall(set.releaseFn, keys.length, ...keys, ...releaseArgs(id))
+          : await client.evalsha(set.releaseSha, keys.length, ...keys, ...releaseArgs(id));
+        if (released !== 1) throw new Error(`${set.label} release returned ${released}`);
+      };
+      const best = new Map<string, number>();
+      const rand = seededRandom(fleet * 7 + gone);
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const set of sets) {
+          for (const via of ["evalsha", "fcall"] as const) {
+            const before = (await commandStats(admin)).get(via) ?? { calls: 0, usec: 0 };
+            let next = 0;
+            const per = Math.max(1, Math.floor(calls / ROUNDS));
+            await Promise.all(clients.map(async (client) => {
+              while (next < per) { const i = next++; await oneAcquire(client, set, via, `m${round}-${i}`, rand()); }
+            }));
+            const after = (await commandStats(admin)).get(via)!;
+            const us = (after.usec - before.usec) / (after.calls - before.calls);
+            const key = `${set.label} ${via}`;
+            if (!best.has(key) || us < best.get(key)!) best.set(key, us);
+          }
+        }
+      }
+      for (const set of sets) {
+        for (const via of ["evalsha", "fcall"] as const) {
+          // Redis calls of one acquire: commandstats before and after each of 50 single calls.
+          let inner = 0, scoring = 0;
+          const samples = 50;
+          for (let i = 0; i < samples; i++) {
+            const before = await commandStats(admin);
+            const id = `c${i}`;
+            const reply = (via === "evalsha"
+              ? await admin.evalsha(set.acquireSha, keys.length, ...keys, ...acquireArgs(id, rand()))
+              : await admin.fcall(set.acquireFn, keys.length, ...keys, ...acquireArgs(id, rand()))) as string[];
+            const after = await commandStats(admin);
+            if (reply[0] !== "OK") throw new Error(`${set.label} acquire returned ${reply[0]}`);
+            for (const [name, s] of after) {
+              if (name === "info" || name === via) continue;
+              const d = s.calls - (before.get(name)?.calls ?? 0);
+              inner += d;
+              if (name === "srandmember" || name === "zmscore") scoring += d;
+            }
+            await runScript(admin, "release", keys, releaseArgs(id));
+          }
+          rows.push({ fleet, gone, scripts: set.label, via, usPerCall: best.get(`${set.label} ${via}`)!,
+            redisCalls: inner / samples, scoringCalls: scoring / samples });
+        }
+      }
+    }
+  } finally {
+    for (const c of clients) c.disconnect();
+    if (server.owned) await server.stop();
+  }
+  return rows;
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  if (process.argv[2] === "worst") {
+  if (process.argv[2] === "gone") {
+    // Other script sets to measure in the same run: label=<lua dir> (e.g. an earlier commit's lua/).
+    const others = process.argv.slice(4).map((a) => a.split("=", 2) as [string, string]);
+    const rows = await runGoneHostsBench(Number(process.argv[3] ?? 4000), others);
+    console.log("| candidates at load 1 | gone hosts at 0 | scripts | call | us in Redis per acquire (commandstats) | Redis calls per acquire | of which SRANDMEMBER + ZMSCORE |");
+    console.log("|---:|---:|---|---|---:|---:|---:|");
+    for (const r of rows) console.log(`| ${r.fleet} | ${r.gone} | ${r.scripts} | ${r.via.toUpperCase()} | ${r.usPerCall.toFixed(1)} | ${r.redisCalls.toFixed(1)} | ${r.scoringCalls.toFixed(1)} |`);
+  } else if (process.argv[2] === "worst") {
     console.log("| constructed input | time inside Redis (SLOWLOG), us | Redis CPU, us |");
     console.log("|---|---:|---:|");
     for (const r of await runLuaWorstCases()) console.log(`| ${r.input} | ${r.slowlogUs} | ${r.cpuUs.toFixed(0)} |`);

@@ -143,8 +143,12 @@ export class EndpointMetricsPolicy extends Policy {
       const other = this.rateLimit.redirect(c, chosen, now, rng);
       if (other.length > 0) { chosen = other; reason = "rate_limit"; }
     }
-    this.runtime.inflight.notePick(r.pool, chosen, <f64>r.cost);
+    this.runtime.notePick(r, chosen);
     if (keys.length > 0) recordPrefix(this.cfg, r, keys, values, chosen, this.writes);
     return this.services.accounting.acquireHost(r, c, chosen, "endpoint_metrics:" + reason);
+  }
+
+  onStreamDone(r: LbRequest): void {
+    this.runtime.ended(r);
   }
 }

@@ -329,7 +329,7 @@ export class PredictedLatencyPolicy extends Policy {
     this.observations.set(changetype<usize>(r), stream);
     model.streams.add(stream);
     model.publish(now);
-    this.runtime.inflight.notePick(r.pool, chosen, <f64>r.cost);
+    this.runtime.notePick(r, chosen);
     if (e.choice.avoided) this.services.stats.sloInterferenceAvoided();
     if (reads.keys.length > 0) recordPrefix(this.cfg, r, reads.keys, reads.values, chosen, this.writes);
     // The TTFT reported is the client's as predicted now: the time held plus the pod's.
@@ -355,7 +355,7 @@ export class PredictedLatencyPolicy extends Policy {
     const r = h.r;
     const o = this.takeStream(r);
     if (o !== null) this.store.of(r.pool).streamWithdrawn(o, host.nowMillis());
-    this.runtime.inflight.noteRelease(r.pool, h.host, <f64>r.cost);
+    this.runtime.inflight.takeBack(r.counted, false);
     this.services.stats.sloSlotRefused();
     this.noteRefusedCount(h, load);
     // Replaced by a new configuration meanwhile: as the requests it held then, to the route's own balancing.
@@ -435,6 +435,7 @@ export class PredictedLatencyPolicy extends Policy {
   }
 
   onStreamDone(r: LbRequest): void {
+    this.runtime.ended(r);
     this.late.forget(r); // ended while held (client gone): never sent
     this.learn(r);
     // A stream ended: a batch slot may have freed for a held request, here or in a sibling VM.

@@ -63,9 +63,10 @@ export abstract class ChargeRefused {
   abstract onFull(s: LbRequest, load: f64): void;
 }
 
-/** Sees each lease start and end (endpoint_metrics measures per-host latency with it). */
+/** Sees each lease start and end (endpoint_metrics measures per-host latency with it); a start
+ *  with the request that took it (s.lease is the lease). */
 export abstract class LeaseObserver {
-  abstract onLeased(lease: Lease, now: f64): void;
+  abstract onLeased(lease: Lease, s: LbRequest, now: f64): void;
   abstract onReleased(lease: Lease, now: f64): void;
 }
 
@@ -183,12 +184,12 @@ export class Accounting {
     const lease = new Lease("", null, h, s.cost);
     s.lease = lease;
     s.pickedHost = h;
-    this.observeLeased(lease);
+    this.observeLeased(s, lease);
   }
 
-  private observeLeased(lease: Lease): void {
+  private observeLeased(s: LbRequest, lease: Lease): void {
     const o = this.observer;
-    if (o !== null) o.onLeased(lease, host.nowMillis());
+    if (o !== null) o.onLeased(lease, s, host.nowMillis());
   }
 
   private sendAcquire(s: LbRequest, pool: Pool, c: CandidateSet, call: AcquireCall, withList: bool, now: f64): bool {
@@ -248,7 +249,7 @@ export class Accounting {
       const lease = new Lease(s.leaseId, r.pool, replyItem(reply!, 1), s.cost);
       r.pool.active.set(lease.id, lease);
       s.lease = lease;
-      this.observeLeased(lease);
+      this.observeLeased(s, lease);
       if (!s.port.alive()) { this.release(lease, false); return; }
       const reason = replyItem(reply!, 3);
       s.port.resumeWith(lease.host, reason.length > 0 ? reason : r.call.defaultReason, replyItem(reply!, 2));

@@ -3,6 +3,10 @@
 //   picks this VM made since that read was sent (they may not be in it), minus the requests this
 //   VM finished since (they may still be in it), plus local leases taken while Redis was unavailable;
 // - without Redis: this VM's own leases (Accounting's local counts).
+// Each request counts once, from its pick until it ends, whatever lease it got (a CountedPick on
+// the request, taken back once): a local lease moves its pick to the local counts; a pick with no
+// lease in Redis never reaches a read, so it comes off where it is still counted. A Redis outage
+// (every read failing) thus leaves no count behind.
 // A read of more than INSPECT_CHUNK hosts goes out as several inspect calls (each bounded, lua/
 // README.md "Bounds"), sent together; it completes when the last one answers.
 // Failure behaviour: a failed read keeps the previous counts and folds the picks it covered back
@@ -13,6 +17,7 @@ import { Pool } from "../lease/pool";
 import { INSPECT_SCRIPT } from "../lease/scripts";
 import { LocalLeastRequest } from "../candidates/local_least";
 import { CandidateSet } from "../candidates/candidates";
+import { CountedPick } from "./counted_pick";
 
 /** Hosts per inspect call: inspect.lua's cap (MAX_HOSTS). */
 const INSPECT_CHUNK: i32 = 500;
@@ -35,6 +40,10 @@ export class PoolInflight {
    *  what this VM changed in between (a read's own count plus that is the host's count now). */
   net: Map<string, f64> = new Map();
   reading: bool = false;
+  /** Reads sent so far (the one in flight included), and how many had been sent when the last
+   *  read that answered was sent: a pick made before that read is in its counts or in no count. */
+  readsSent: i64 = 0;
+  readsAnswered: i64 = 0;
   lastReadMs: f64 = -1e18;
   /** When the last read that answered was sent (its counts are as of then). */
   answeredReadMs: f64 = -1e18;
@@ -48,6 +57,36 @@ export class PoolInflight {
   count(address: string): f64 {
     // `since` goes negative for releases of requests the last read already counted.
     return max(0.0, valueOf(this.fleet, address) + valueOf(this.batch, address) + valueOf(this.since, address));
+  }
+
+  /** This VM picked `address`: counted until unpicked (the reads may not have it yet). */
+  picked(address: string, cost: f64): void {
+    addTo(this.since, address, cost);
+    addTo(this.net, address, cost);
+  }
+
+  /**
+   * A pick made when `readsSentAtPick` reads had been sent is no longer counted here. `inRedis`:
+   * its request held a lease in Redis, which the reads sent after the pick counted: it comes off
+   * `since`, as any end of what a read counted. Otherwise no read counted it: it comes off where
+   * the pick is still counted: `since`, the read in flight's `batch`, or nowhere once a read sent
+   * after the pick answered (that read's counts replaced it).
+   */
+  unpicked(address: string, cost: f64, readsSentAtPick: i64, inRedis: bool): void {
+    addTo(this.net, address, -cost);
+    if (inRedis || this.readsSent == readsSentAtPick) addTo(this.since, address, -cost);
+    else if (this.readsAnswered > readsSentAtPick) return;
+    else if (this.reading) addTo(this.batch, address, -cost);
+    else addTo(this.since, address, -cost);
+  }
+
+  /** A read goes out: the picks made so far are what it can already see. */
+  startRead(): void {
+    this.readsSent++;
+    const keys = this.since.keys();
+    for (let j = 0; j < keys.length; j++) addTo(this.batch, keys[j], this.since.get(keys[j]));
+    this.since.clear();
+    this.pruneNet();
   }
 
   /** Drops `net` entries of hosts no longer among the candidates once they outnumber them twice
@@ -97,6 +136,7 @@ export class PoolInflight {
       return;
     }
     this.batch.clear();
+    this.readsAnswered = this.readsSent;
     this.answeredReadMs = this.lastReadMs;
     this.fleet = this.fresh;
     this.fresh = new Map();
@@ -125,11 +165,22 @@ export class InflightTracker {
     this.of(pool).hosts = c.hosts;
   }
 
-  notePick(pool: Pool | null, address: string, cost: f64): void {
-    if (pool === null) return;
+  /** This VM picked `address` for a request: counted from now (the reads may not have it yet)
+   *  until takeBack. null without a pool (only local leases then: Accounting's local counts). */
+  notePick(pool: Pool | null, address: string, cost: f64): CountedPick | null {
+    if (pool === null) return null;
     const p = this.of(pool);
-    addTo(p.since, address, cost);
-    addTo(p.net, address, cost);
+    p.picked(address, cost);
+    return new CountedPick(pool, address, cost, p.readsSent);
+  }
+
+  /** Takes a pick's count back, once (then nothing): its request ended, or was refused, or its
+   *  lease turned out local (the local counts hold it from then on). `inRedis`: the request held a
+   *  lease in Redis (PoolInflight.unpicked). */
+  takeBack(pick: CountedPick | null, inRedis: bool): void {
+    if (pick === null || !pick.open) return;
+    pick.open = false;
+    this.of(pick.pool).unpicked(pick.host, pick.cost, pick.readsSent, inRedis);
   }
 
   /** This VM's net picks on `address` so far (see PoolInflight.net). */
@@ -141,14 +192,6 @@ export class InflightTracker {
    *  the read plus what this VM picked and ended there since, plus local leases. */
   inflightFromRead(pool: Pool, address: string, readCount: f64, netAtSend: f64, local: LocalLeastRequest): f64 {
     return max(0.0, readCount + this.net(pool, address) - netAtSend) + <f64>local.load(address);
-  }
-
-  /** This VM's request ended: its host is freer now, not only after the next read. */
-  noteRelease(pool: Pool | null, address: string, cost: f64): void {
-    if (pool === null) return;
-    const p = this.of(pool);
-    addTo(p.since, address, -cost);
-    addTo(p.net, address, -cost);
   }
 
   /** When the pool's last answered read was sent (-1e18: none yet). */
@@ -166,11 +209,7 @@ export class InflightTracker {
       const p = all[i];
       if (p.reading || p.hosts.length == 0 || now - p.lastReadMs < refreshMs) continue;
       p.lastReadMs = now;
-      // The picks made so far are what this read can already see.
-      const keys = p.since.keys();
-      for (let j = 0; j < keys.length; j++) addTo(p.batch, keys[j], p.since.get(keys[j]));
-      p.since.clear();
-      p.pruneNet();
+      p.startRead();
       // A chunk not sent fails the read once the chunks sent have answered (or at once: none sent).
       if (!p.read(now)) p.onRead(false);
     }

@@ -5,6 +5,7 @@
 // Failure behaviour: never throws; a policy without known hosts is skipped on tick.
 import { Accounting, LeaseObserver } from "../lease/accounting";
 import { Lease } from "../lease/lease";
+import { LbRequest } from "../request/request";
 import { MetricsSettings, SOURCE_POLL } from "../../config/metrics_settings";
 import { InflightTracker } from "./inflight";
 import { LatencyTracker } from "./latency";
@@ -13,13 +14,16 @@ import { Scraper } from "./scraper";
 import { Stats } from "../stats";
 import * as host from "../../host/calls";
 
-/** Lease ends feed the latency EWMA and take the request out of this VM's in-flight view. */
+/** Leases feed the latency EWMA; a local lease (Redis unavailable) moves its request's pick from
+ *  the tracker's counts to the local counts, which inflight() adds (counted once, not twice). */
 class LeaseEnds extends LeaseObserver {
   constructor(public latency: LatencyTracker, public inflight: InflightTracker) { super(); }
-  onLeased(lease: Lease, now: f64): void { this.latency.begin(changetype<usize>(lease), now); }
+  onLeased(lease: Lease, s: LbRequest, now: f64): void {
+    this.latency.begin(changetype<usize>(lease), now);
+    if (lease.local) this.inflight.takeBack(s.counted, false);
+  }
   onReleased(lease: Lease, now: f64): void {
     this.latency.end(changetype<usize>(lease), lease.host, now);
-    this.inflight.noteRelease(lease.pool, lease.host, <f64>lease.cost);
   }
 }
 
@@ -58,6 +62,18 @@ export class MetricsRuntime {
 
   private widenPeriod(ms: i64): void {
     this.period = this.period == 0 ? ms : min(this.period, ms);
+  }
+
+  /** The request's pick is counted in flight on `address` until the request ends (ended). */
+  notePick(r: LbRequest, address: string): void {
+    this.inflight.takeBack(r.counted, false); // a request picked again counts once
+    r.counted = this.inflight.notePick(r.pool, address, <f64>r.cost);
+  }
+
+  /** The request ended (its lease, if any, released): its pick is no longer in flight. */
+  ended(r: LbRequest): void {
+    const lease = r.lease;
+    this.inflight.takeBack(r.counted, lease !== null && !lease.local);
   }
 
   /** Tick period these policies need (0: none). */

@@ -7,6 +7,7 @@ import { CandidateSet } from "../candidates/candidates";
 import { CandidateSource } from "../candidates/source";
 import { Lease } from "../lease/lease";
 import { Pool } from "../lease/pool";
+import { CountedPick } from "../metrics_view/counted_pick";
 import { RequestBody } from "./body";
 import { Verdict } from "./verdict";
 
@@ -51,6 +52,8 @@ export class LbRequest {
   /** Acquires sent again because Redis answered SETTLING (a backlog of expired buckets). */
   settleRounds: i32 = 0;
   lease: Lease | null = null;
+  /** The pick the in-flight tracker counts for this request (endpoint_metrics, predicted_latency). */
+  counted: CountedPick | null = null;
   pickedHost: string = "";
   reason: string = "";
   load: string = "";

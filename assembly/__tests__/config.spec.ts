@@ -345,6 +345,15 @@ describe("validation refuses what the plugin cannot use", () => {
     expect(parsePluginConfig(glr(`"debugHeader":"X-LLMLB-Debug","destinationHeader":""`)).config!.defaultConfig!.debugHeader).toBe("x-llmlb-debug");
   });
 
+  it("debugHeader is an HTTP token under the cluster policies too", () => {
+    expect(error(`{"lb_type":"cluster","lb_policy":"cluster_hash","lb_config":{"clusters":[{"cluster":"a","weight":100}],"debugHeader":"bad hdr:x"}}`))
+      .toBe("lb_config.debugHeader must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~), got 'bad hdr:x'");
+    expectContains(error(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"debugHeader":"x\\r\\ny"}}`),
+      "lb_config.debugHeader must be an HTTP header name");
+    const ok = parsePluginConfig(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"debugHeader":"X-Debug"}}`);
+    expect(ok.config!.defaultConfig!.debugHeader).toBe("x-debug");
+  });
+
   it("hosts must be ip:port or host:port", () => {
     const ok = parsePluginConfig(glr(`"staticHosts":["10.0.0.1:8000","[::1]:80","pod-a.vllm.svc:8000"]`));
     expect(ok.error).toBe("");

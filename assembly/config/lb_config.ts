@@ -149,7 +149,7 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
   const r = top.child("lb_config");
   if (isClusterPolicy(policy)) {
     checkClusterKeys(r, policy);
-    c.debugHeader = r.str("debugHeader", "").toLowerCase();
+    c.debugHeader = r.headerName("debugHeader", "", true);
     c.detailLog = r.bool("enableDetailLog", false);
     if (policy == POLICY_CLUSTER_HASH) {
       c.clusterHash = parseClusterHashSettings(r);

@@ -297,6 +297,20 @@ describe("keys Higress reads", () => {
     expect(r.warnings[0]).toBe("lb_config.hash_header, lb_config.stickyTimeout: read by Higress, ignored here (not used by lb_policy global_least_request)");
   });
 
+  it("keys of other Higress policies inside a cluster policy are accepted and named in one warning", () => {
+    const m = parsePluginConfig(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"maxRequestCount":3,"hash_header":"x","clusters":[]}}`);
+    expect(m.error).toBe("");
+    expect(m.warnings.length).toBe(1);
+    expect(m.warnings[0]).toBe("lb_config.maxRequestCount, lb_config.hash_header, lb_config.clusters: read by Higress, ignored here (not used by lb_policy cluster_metrics)");
+    const h = parsePluginConfig(`{"lb_type":"cluster","lb_policy":"cluster_hash","lb_config":{"clusters":[{"cluster":"a","weight":100}],"redisKeyTTL":5,"mode":"x","password":12345}}`);
+    expect(h.error).toBe("");
+    expect(h.warnings.length).toBe(1);
+    expect(h.warnings[0]).toBe("lb_config.redisKeyTTL, lb_config.mode, lb_config.password: read by Higress, ignored here (not used by lb_policy cluster_hash)");
+    // Our own endpoint keys are no Higress keys: refused there.
+    expect(error(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"leaseTTL":30}}`))
+      .toBe("lb_config.leaseTTL is not a known key");
+  });
+
   it("a true unknown key is still refused, named", () => {
     expect(error(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"ewma_alpha":0.5}}`))
       .toBe("lb_config.ewma_alpha is not a known key");

@@ -4,7 +4,7 @@
 // cluster_hash_settings.ts (Higress's own refusals included: cluster_metrics/lb_policy.go 119-210,
 // cluster_hash/lb_policy.go 31-76 at higress 8e4041c9).
 import { ConfigReader } from "./reader";
-import { checkKeys, HIGRESS_CLUSTER_HASH_KEYS, HIGRESS_CLUSTER_METRICS_KEYS } from "./higress_keys";
+import { checkKeys, HIGRESS_ALL_KEYS, HIGRESS_CLUSTER_HASH_KEYS, HIGRESS_CLUSTER_METRICS_KEYS } from "./higress_keys";
 
 export const POLICY_CLUSTER_METRICS = "cluster_metrics";
 export const POLICY_CLUSTER_HASH = "cluster_hash";
@@ -19,8 +19,9 @@ export function isClusterPolicy(policy: string): bool {
 /** Ours for cluster_metrics: how long a pick waits for its Redis reply (global_inflight_enabled). */
 export const CLUSTER_METRICS_OWN_KEYS: string[] = ["pickDeadlineMs"];
 
-/** Refuses keys neither Higress's policy nor this plugin knows. */
+/** Refuses keys no Higress policy and not this plugin knows; keys of another Higress policy are
+ *  accepted and named in one warning, as under the endpoint policies (Higress ignores them). */
 export function checkClusterKeys(r: ConfigReader, policy: string): void {
   const keys = policy == POLICY_CLUSTER_METRICS ? HIGRESS_CLUSTER_METRICS_KEYS.concat(CLUSTER_METRICS_OWN_KEYS) : HIGRESS_CLUSTER_HASH_KEYS;
-  checkKeys(r, keys.concat(CLUSTER_DEBUG_KEYS), [], "");
+  checkKeys(r, keys.concat(CLUSTER_DEBUG_KEYS), HIGRESS_ALL_KEYS, "not used by lb_policy " + policy);
 }

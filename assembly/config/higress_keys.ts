@@ -21,6 +21,16 @@ export const HIGRESS_CLUSTER_HASH_KEYS: string[] = ["clusters", "hash_header", "
 export const HIGRESS_FOREIGN_KEYS: string[] = HIGRESS_CLUSTER_METRICS_KEYS.concat(HIGRESS_CLUSTER_HASH_KEYS)
   .concat(["stickyTimeout"]);
 
+/** The endpoint policies' Higress keys: global_least_request and prefix_cache (Redis, counts,
+ *  redisKeyTTL), endpoint_metrics (with `engine` of PR #4043 and the window of PR #4260),
+ *  endpoint_hash (PR #3967). Accepted (ignored) inside a cluster policy's lb_config. */
+export const HIGRESS_ENDPOINT_KEYS: string[] = ["serviceFQDN", "servicePort", "username", "password", "timeout",
+  "database", "maxRequestCount", "cleanInterval", "enableDetailLog", "redisKeyTTL", "metric_policy", "target_metric",
+  "rate_limit", "engine", "window_size", "window_seconds", "hash_header", "stickyTimeout"];
+
+/** Every key some Higress policy reads (what a cluster policy accepts and ignores when not its own). */
+export const HIGRESS_ALL_KEYS: string[] = HIGRESS_ENDPOINT_KEYS.concat(HIGRESS_CLUSTER_METRICS_KEYS).concat(HIGRESS_CLUSTER_HASH_KEYS);
+
 /** Refuses keys nobody knows; names the Higress keys that are accepted but ignored (one warning). */
 export function checkKeys(r: ConfigReader, ours: string[], higressOnly: string[], why: string): void {
   r.rejectUnknown(ours.concat(higressOnly));

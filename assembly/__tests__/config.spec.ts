@@ -311,6 +311,12 @@ describe("keys Higress reads", () => {
       .toBe("lb_config.leaseTTL is not a known key");
   });
 
+  it("serviceHost and logLevel are no Higress keys: refused as unknown", () => {
+    expect(error(`{"lb_policy":"global_least_request","lb_config":{"serviceFQDN":"r","servicePort":1,"serviceHost":"redis.static"}}`))
+      .toBe("lb_config.serviceHost is not a known key");
+    expect(error(`{"lb_policy":"endpoint_metrics","lb_config":{"logLevel":"debug"}}`)).toBe("lb_config.logLevel is not a known key");
+  });
+
   it("a true unknown key is still refused, named", () => {
     expect(error(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"ewma_alpha":0.5}}`))
       .toBe("lb_config.ewma_alpha is not a known key");

@@ -90,12 +90,12 @@ export class LbConfig {
   usesRedis(): bool { return this.redis !== null; }
 }
 
-const COMMON_KEYS: string[] = ["serviceFQDN", "servicePort", "serviceHost", "username", "password", "timeout", "database",
+const COMMON_KEYS: string[] = ["serviceFQDN", "servicePort", "username", "password", "timeout", "database",
   "keyPrefix", "leaseTTL", "candidateTTL", "cleanInterval", "costMode", "maxRequestCount", "shedStatus",
   "retryAfter", "priorityHeader", "highPriorityValue", "lowPriorityValue", "lowPriorityFraction",
   "failurePenalty", "failurePenaltySeconds", "breakerFailures", "breakerOpenSeconds", "pickDeadlineMs", "destinationHeader",
   "debugHeader", "staticHosts", "healthyStatuses", "hostsRefreshMs", "bodilessRequests", "maxBodyBytes", "enableDetailLog",
-  "header", "logLevel", "keyScope"];
+  "header", "keyScope"];
 
 function needsRedis(policy: string): bool {
   return policy == POLICY_GLOBAL_LEAST_REQUEST || policy == POLICY_PREFIX_CACHE || policy == POLICY_ENDPOINT_HASH;

@@ -398,4 +398,12 @@ describe("validation refuses what the plugin cannot use", () => {
     expect(e).toBe("lb_config.password must be a string (quote it in YAML), got a number (value not shown)");
     expect(e.includes("987654")).toBe(false);
   });
+
+  it("a numeric Redis username is refused without printing it (cluster_metrics too)", () => {
+    const e = error(glr(`"username":987654321`));
+    expect(e).toBe("lb_config.username must be a string (quote it in YAML), got a number (value not shown)");
+    const m = error(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"global_inflight_enabled":true,
+      "serviceFQDN":"r","servicePort":1,"username":4242}}`);
+    expect(m).toBe("lb_config.username must be a string (quote it in YAML), got a number (value not shown)");
+  });
 });

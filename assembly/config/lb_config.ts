@@ -111,7 +111,7 @@ function parseRedis(r: ConfigReader, policy: string): RedisSettings | null {
   if (port == 0) r.errors.add(r.key("servicePort") + " is required for lb_policy " + policy + " (the Redis port, e.g. 6379)");
   const db = r.int("database", 0, 0, 15);
   s.cluster = "outbound|" + port.toString() + "||" + fqdn + (db > 0 ? "?db=" + db.toString() : "");
-  s.username = r.str("username", "");
+  s.username = r.secret("username"); // an AUTH user name is half the credential: never printed
   s.password = r.secret("password");
   // Higress: 0 or missing means 3000 ms.
   const timeout = r.int("timeout", 3000, 0, 60000, "milliseconds");

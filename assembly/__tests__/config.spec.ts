@@ -399,6 +399,23 @@ describe("validation refuses what the plugin cannot use", () => {
     expect(e.includes("987654")).toBe(false);
   });
 
+  it("a value or key with CR/LF is printed escaped, on one line, wherever a message shows it", () => {
+    const cases: string[][] = [
+      [glr(`"costMode":"count\\nFAKE line"`), "lb_config.costMode must be one of count, bytes, tokens, got 'count\\nFAKE line'"],
+      [glr(`"keyPrefix":"a\\r\\nX: y"`), "got 'a\\r\\nX: y'"],
+      [glr(`"healthyStatuses":["Healthy\\n"]`), "lb_config.healthyStatuses[0] must be one of Healthy, Degraded, Unhealthy, Draining, Timeout, Unknown, got 'Healthy\\n'"],
+      [`{"lb_policy":"endpoint_metrics","lb_config":{"metricsPath":"/m\\r\\n"}}`, "got '/m\\r\\n'"],
+      [`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a\\nb","a\\nb"]}}`, "lb_config.service_list[1] repeats 'a\\nb'"],
+      [`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"mode":"Least\\nBusy"}}`, "(case-sensitive), got 'Least\\nBusy'"],
+      [glr(`"bad\\r\\nkey":1`), "lb_config.bad\\r\\nkey is not a known key"],
+    ];
+    for (let i = 0; i < cases.length; i++) {
+      const e = error(cases[i][0]);
+      expectContains(e, cases[i][1]);
+      expect(e.includes("\n") || e.includes("\r")).toBe(false, e);
+    }
+  });
+
   it("a numeric Redis username is refused without printing it (cluster_metrics too)", () => {
     const e = error(glr(`"username":987654321`));
     expect(e).toBe("lb_config.username must be a string (quote it in YAML), got a number (value not shown)");

@@ -4,7 +4,7 @@
 // difference): a misspelt `mode` or `metrics_missing_policy` is refused (Higress: silently random /
 // silently least_busy), `rate_limit` must be in (0, 1] and 1 means no limit, `failure_cooldown_ms: 0`
 // disables the cooldown (Higress: 0 means 30000), negative sizes are refused (Higress: 16).
-import { ConfigReader } from "./reader";
+import { ConfigReader, describeText } from "./reader";
 
 export const MODE_LEAST_BUSY = 0;
 export const MODE_LEAST_TOTAL_LATENCY = 1;
@@ -53,7 +53,7 @@ export function parseClusterMetricsSettings(r: ConfigReader): ClusterMetricsSett
   const mode = r.str("mode", "LeastBusy");
   s.mode = parseMode(mode);
   if (s.mode < 0) {
-    r.errors.add(r.key("mode") + " must be one of " + MODE_NAMES.join(", ") + " (case-sensitive), got '" + mode + "'");
+    r.errors.add(r.key("mode") + " must be one of " + MODE_NAMES.join(", ") + " (case-sensitive), got " + describeText(mode));
     s.mode = MODE_LEAST_BUSY;
   }
   s.services = r.strList("service_list");
@@ -61,7 +61,7 @@ export function parseClusterMetricsSettings(r: ConfigReader): ClusterMetricsSett
   for (let i = 0; i < s.services.length; i++) {
     const name = s.services[i];
     if (name.length == 0) r.errors.add(r.key("service_list") + "[" + i.toString() + "] must not be empty");
-    else if (s.services.indexOf(name) < i) r.errors.add(r.key("service_list") + "[" + i.toString() + "] repeats '" + name + "'");
+    else if (s.services.indexOf(name) < i) r.errors.add(r.key("service_list") + "[" + i.toString() + "] repeats " + describeText(name));
   }
   const header = r.str("cluster_header", "");
   s.clusterHeader = header.length == 0 ? DEFAULT_CLUSTER_HEADER : header.toLowerCase();

@@ -4,7 +4,7 @@
 // cleanInterval, enableDetailLog, metric_policy, target_metric, rate_limit); the rest are ours and
 // documented in README ("Configuration"). Defaults live here, next to their validation.
 import { JsonValue } from "../json/value";
-import { ConfigErrors, ConfigReader } from "./reader";
+import { ConfigErrors, ConfigReader, describeText } from "./reader";
 import { PrefixSettings, parsePrefixSettings, PREFIX_KEYS } from "./prefix_settings";
 import { MetricsSettings, parseMetricsSettings, METRICS_KEYS } from "./metrics_settings";
 import { ClusterMetricsSettings, parseClusterMetricsSettings, MODE_NAMES } from "./cluster_metrics_settings";
@@ -126,7 +126,7 @@ function healthStatuses(r: ConfigReader): string[] {
   const list = r.strList("healthyStatuses");
   for (let i = 0; i < list.length; i++) {
     if (!HEALTH_STATES.includes(list[i])) {
-      r.errors.add(r.key("healthyStatuses") + "[" + i.toString() + "] must be one of " + HEALTH_STATES.join(", ") + ", got '" + list[i] + "'");
+      r.errors.add(r.key("healthyStatuses") + "[" + i.toString() + "] must be one of " + HEALTH_STATES.join(", ") + ", got " + describeText(list[i]));
     }
   }
   return list;
@@ -142,8 +142,8 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
   // Higress: lb_type cluster takes only cluster policies, endpoint only endpoint ones (main.go 60-93).
   if (policy != POLICY_NONE && (c.lbType == "cluster") != isClusterPolicy(policy)) {
     errors.add(top.key("lb_policy") + (c.lbType == "cluster"
-      ? " must be cluster_metrics or cluster_hash when lb_type is cluster, got '"
-      : " must be an endpoint policy when lb_type is endpoint (cluster_metrics and cluster_hash need lb_type: cluster), got '") + policy + "'");
+      ? " must be cluster_metrics or cluster_hash when lb_type is cluster, got "
+      : " must be an endpoint policy when lb_type is endpoint (cluster_metrics and cluster_hash need lb_type: cluster), got ") + describeText(policy));
   }
   c.policy = policy;
   const r = top.child("lb_config");
@@ -177,7 +177,7 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
   c.redis = parseRedis(r, policy);
   c.keyPrefix = r.str("keyPrefix", c.keyPrefix);
   if (!isKeyPrefix(c.keyPrefix)) {
-    r.errors.add(r.key("keyPrefix") + " must be non-empty without '{', '}', spaces or control characters (it is inside every key's hash tag), got '" + c.keyPrefix + "'");
+    r.errors.add(r.key("keyPrefix") + " must be non-empty without '{', '}', spaces or control characters (it is inside every key's hash tag), got " + describeText(c.keyPrefix));
   }
   c.keyScope = r.choice("keyScope", "route_cluster", ["route_cluster", "cluster"]);
   c.leaseTtlMs = r.int("leaseTTL", 60, 2, 86400, "seconds") * 1000;

@@ -2,7 +2,7 @@
 // window_size and window_seconds keep their meaning; every constant Higress hard-codes is a key.
 // Defaults sit next to their validation; the policy's behaviour is described in
 // assembly/metrics_policy/README.md.
-import { ConfigReader } from "./reader";
+import { ConfigReader, describeText } from "./reader";
 import { isPathText } from "./text_checks";
 
 export const METRICS_KEYS: string[] = ["metric_policy", "target_metric", "rate_limit", "window_size", "window_seconds",
@@ -95,7 +95,7 @@ export function parseMetricsSettings(r: ConfigReader): MetricsSettings {
   s.latencyAlpha = r.num("latencyAlpha", 0.2, 0.001, 1.0);
   s.source = r.choice("metricsSource", SOURCE_HEALTH_CHECK, [SOURCE_HEALTH_CHECK, SOURCE_POLL]);
   s.path = r.str("metricsPath", "/metrics");
-  if (!isPathText(s.path)) r.errors.add(r.key("metricsPath") + " must be a path starting with '/' without spaces or control characters, got '" + s.path + "'");
+  if (!isPathText(s.path)) r.errors.add(r.key("metricsPath") + " must be a path starting with '/' without spaces or control characters, got " + describeText(s.path));
   s.cluster = r.str("metricsCluster", "");
   if (s.source == SOURCE_POLL && s.cluster.length == 0) {
     r.errors.add(r.key("metricsCluster") + " is required when metricsSource is poll (an ORIGINAL_DST cluster with use_http_header: true)");

@@ -1,5 +1,5 @@
 // prefix_cache settings (lb_config keys). Defaults are documented in README ("prefix_cache").
-import { ConfigReader } from "./reader";
+import { ConfigReader, describeText } from "./reader";
 
 export const PREFIX_KEYS: string[] = ["redisKeyTTL", "compat", "orderSensitive", "namespaceByModel",
   "maxHashBytes", "loadGateAbs", "loadGateRel", "loadGateCap", "promptChunkBytes", "maxPrefixLevels", "blockBoundary"];
@@ -42,6 +42,6 @@ export function parsePrefixSettings(r: ConfigReader): PrefixSettings {
   s.promptChunkBytes = r.int("promptChunkBytes", 1024, 16, 1048576);
   s.maxLevels = r.int("maxPrefixLevels", 64, 1, 256); // prefix.lua's cap: 256 levels run ~2 ms in Redis
   s.blockBoundary = r.choice("blockBoundary", s.compat ? "user" : "message", ["message", "user"]);
-  if (s.compat && s.blockBoundary != "user") r.errors.add(r.key("blockBoundary") + " must be user when compat is true (Higress closes blocks at user messages only), got '" + s.blockBoundary + "'");
+  if (s.compat && s.blockBoundary != "user") r.errors.add(r.key("blockBoundary") + " must be user when compat is true (Higress closes blocks at user messages only), got " + describeText(s.blockBoundary));
   return s;
 }

@@ -35,10 +35,9 @@ function kindOf(v: JsonValue): string {
   return "a string";
 }
 
-/** A string as the message shows it: quoted, control characters escaped so a CR/LF cannot split
- *  the log line. */
-function describeText(s: string): string {
-  let out = "'";
+/** Text as a message shows it: control characters escaped so a CR/LF cannot split the log line. */
+export function escapeControls(s: string): string {
+  let out = "";
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c == 0x0D) out += "\\r";
@@ -46,7 +45,12 @@ function describeText(s: string): string {
     else if (c < 0x20 || c == 0x7F) out += "\\x" + (c < 16 ? "0" : "") + c.toString(16);
     else out += String.fromCharCode(c);
   }
-  return out + "'";
+  return out;
+}
+
+/** A string value as the message shows it: quoted, control characters escaped. */
+export function describeText(s: string): string {
+  return "'" + escapeControls(s) + "'";
 }
 
 export class ConfigReader {
@@ -81,7 +85,7 @@ export class ConfigReader {
     if (!this.has(name)) return def;
     const s = this.str(name, def);
     if (!allowed.includes(s)) {
-      this.errors.add(this.key(name) + " must be one of " + allowed.join(", ") + ", got '" + s + "'");
+      this.errors.add(this.key(name) + " must be one of " + allowed.join(", ") + ", got " + describeText(s));
       return def;
     }
     return s;
@@ -210,7 +214,7 @@ export class ConfigReader {
     if (o === null) return;
     const keys = o.keys();
     for (let i = 0; i < keys.length; i++) {
-      if (!known.includes(keys[i])) this.errors.add(this.key(keys[i]) + " is not a known key");
+      if (!known.includes(keys[i])) this.errors.add(this.key(escapeControls(keys[i])) + " is not a known key");
     }
   }
 }

@@ -20,6 +20,7 @@ export const SOURCE_HEALTH_CHECK = "health_check";
 export const SOURCE_POLL = "poll";
 export const STALE_SATURATED = "saturated";
 export const STALE_INFLIGHT_ONLY = "inflight_only";
+export const SHED_NEVER = "never";
 
 export class MetricsSettings {
   metricPolicy: string = METRIC_POLICY_DEFAULT;

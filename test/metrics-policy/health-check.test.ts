@@ -78,6 +78,27 @@ describe("endpoint_metrics from health-check bodies", () => {
     expect(low.localResponse?.status).toBe(429); // 5 >= 8 * 0.5
   });
 
+  it("shedWhenSaturated never: nothing is shed, low priority included (no host within queueThreshold: placed as a normal request)", async () => {
+    const hosts = [{ address: A, metrics: vllmBody(9) }, { address: B, metrics: vllmBody(12) }];
+    h = await makeHost(metricsConfig({ queueLimit: 8, shedWhenSaturated: "never" }), hosts);
+    for (const priority of ["low", "normal", "high"]) {
+      const s = chat(h, { headers: { "x-llm-priority": priority } });
+      expect(s.localResponse, priority).toBeNull();
+      expect(picked(s), priority).toBe(A); // the least loaded of the saturated hosts
+    }
+    // Saturation off: only the filter tree's queueThreshold (5) stands between a low-priority
+    // request and the hosts. low (the default) sheds it there, as documented; never does not.
+    h.close();
+    h = await makeHost(metricsConfig({ queueLimit: 0 }), hosts);
+    expect(chat(h, { headers: { "x-llm-priority": "low" } }).localResponse?.status).toBe(429);
+    expect(chat(h).localResponse).toBeNull();
+    h.close();
+    h = await makeHost(metricsConfig({ queueLimit: 0, shedWhenSaturated: "never" }), hosts);
+    const low = chat(h, { headers: { "x-llm-priority": "low" } });
+    expect(low.localResponse).toBeNull();
+    expect(picked(low)).toBe(A);
+  });
+
   it("hosts without metrics do not cause shedding: least in-flight instead", async () => {
     h = await makeHost(metricsConfig(), [{ address: A }, { address: B }]);
     const first = picked(chat(h));

@@ -6,7 +6,8 @@
 //            -> least-queue band -> least-KV band
 //       no:  least-queue band -> (running the adapter or can load it, else all) -> least-KV band
 //   low priority ("sheddable"): hosts with waiting <= queueThreshold and KV <= kvThreshold
-//       -> least-queue band -> LoRA as above -> least-KV band; none -> empty (shed).
+//       -> least-queue band -> LoRA as above -> least-KV band; none -> empty (shed; under
+//       shedWhenSaturated: never the caller runs the normal tree instead).
 // Bands: see bands.ts. Waiting is HostView.effectiveWaiting() (scrape + unseen in-flight).
 // Deliberate difference: with no adapter (adapter == "") the LoRA steps are skipped; Higress
 // applies "can load an adapter" to base-model requests too, which only adds noise.

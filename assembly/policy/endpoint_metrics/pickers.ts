@@ -1,13 +1,14 @@
 // Final pickers and the shed rule of endpoint_metrics: among survivors, the fewest in flight
 // (metrics lag; in-flight counts do not); metric_policy least / most as a band on the gauge.
 // Inputs: host views. Pure (no host calls).
+import { SHED_NEVER } from "../../config/metrics_settings";
 import { HostView } from "../../services/metrics_view/host_view";
 import { PRIORITY_HIGH, PRIORITY_LOW } from "../../services/request/request";
 import { allIndices, highestBand, lowestBand } from "./bands";
 
 /** Every host is saturated: is a request of this priority shed (else placed on the least bad)? */
 export function mustShed(priority: i32, mode: string): bool {
-  if (priority == PRIORITY_HIGH || mode == "never") return false;
+  if (priority == PRIORITY_HIGH || mode == SHED_NEVER) return false;
   return mode == "normal" || priority == PRIORITY_LOW;
 }
 

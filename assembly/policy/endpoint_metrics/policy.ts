@@ -14,7 +14,7 @@ import { Verdict } from "../../services/request/verdict";
 import { LbRequest, PRIORITY_LOW } from "../../services/request/request";
 import { Services } from "../../services/services";
 import { LbConfig } from "../../config/lb_config";
-import { METRIC_POLICY_LEAST, METRIC_POLICY_MOST, SCORING_WEIGHTED } from "../../config/metrics_settings";
+import { METRIC_POLICY_LEAST, METRIC_POLICY_MOST, SCORING_WEIGHTED, SHED_NEVER } from "../../config/metrics_settings";
 import { CandidateSet } from "../../services/candidates/candidates";
 import { HostView } from "../../services/metrics_view/host_view";
 import { MetricsCache } from "../../services/metrics_view/metrics_cache";
@@ -126,7 +126,11 @@ export class EndpointMetricsPolicy extends Policy {
       survivors = gaugeBand(sub, settings.metricPolicy == METRIC_POLICY_MOST);
       if (survivors.length == 0) { reason = "inflight"; survivors = lowestInflight(sub); }
     } else {
-      survivors = filterTree(sub, adapterOf(r, views, settings.loraAdapters), r.priority == PRIORITY_LOW, settings);
+      const adapter = adapterOf(r, views, settings.loraAdapters);
+      survivors = filterTree(sub, adapter, r.priority == PRIORITY_LOW, settings);
+      // No host within queueThreshold / kvThreshold for a low-priority request: shed, unless
+      // shedWhenSaturated is never, which places it as a normal one (that tree keeps a host).
+      if (survivors.length == 0 && settings.shedWhenSaturated == SHED_NEVER) survivors = filterTree(sub, adapter, false, settings);
       if (survivors.length == 0) {
         r.port.shed("no_capacity_for_sheddable");
         return Verdict.Rejected;

@@ -79,7 +79,7 @@ describe("cluster_metrics settings", () => {
     expect(firstError("{\"service_list\":[\"a\"],\"queue_size\":-1}")).toBe("lb_config.queue_size must be an integer in [0, 100000], got -1");
     expect(firstError("{\"service_list\":[\"a\"],\"ttft_weight\":0,\"total_latency_weight\":0}")).toBe("lb_config.ttft_weight must be > 0 when total_latency_weight is 0, got 0");
     expect(firstError("{\"service_list\":[\"a\"],\"error_penalty\":-1}")).toBe("lb_config.error_penalty must be a number in [0.0, 1000000000.0], got -1");
-    expect(firstError("{\"service_list\":[\"a\"],\"failure_cooldown_ms\":-5}")).toBe("lb_config.failure_cooldown_ms must be an integer in [0, 86400000], got -5");
+    expect(firstError("{\"service_list\":[\"a\"],\"failure_cooldown_ms\":-5}")).toBe("lb_config.failure_cooldown_ms must be an integer in [0, 86400000] (milliseconds), got -5");
     expect(firstError("{\"service_list\":[\"a\"],\"metrics_missing_policy\":\"random\"}")).toBe("lb_config.metrics_missing_policy must be one of least_busy, got 'random'");
     expect(firstError("{\"service_list\":[\"a\"],\"global_inflight_enabled\":true}")).toBe("lb_config.serviceFQDN and servicePort are required when global_inflight_enabled is true");
   });

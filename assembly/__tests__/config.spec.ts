@@ -355,6 +355,18 @@ describe("validation refuses what the plugin cannot use", () => {
     expect(p.prefix.keyTtlSeconds).toBe(1800);
   });
 
+  it("every duration's message names its unit", () => {
+    expect(error(`{"lb_policy":"endpoint_hash","lb_config":{"serviceFQDN":"r","servicePort":1,"stickyTimeout":-1}}`))
+      .toBe("lb_config.stickyTimeout must be an integer in [0, 525600] (minutes), got -1");
+    expect(error(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"global_inflight_timeout":-1}}`))
+      .toBe("lb_config.global_inflight_timeout must be an integer in [0, 60000] (milliseconds), got -1");
+    expect(error(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"global_inflight_key_ttl":-1}}`))
+      .toBe("lb_config.global_inflight_key_ttl must be an integer in [0, 31536000] (seconds), got -1");
+    expect(error(`{"lb_policy":"predicted_latency","lb_config":{"sloTtftMs":-1}}`))
+      .toBe("lb_config.sloTtftMs must be a number in [0.0, 3600000.0] (milliseconds), got -1");
+    expectContains(error(glr(`"queueMaxWaitMs":0`)), "lb_config.queueMaxWaitMs must be an integer in [1, 3600000] (milliseconds)");
+  });
+
   it("header names must be HTTP tokens", () => {
     expect(error(glr(`"debugHeader":"x bad header"`)))
       .toBe("lb_config.debugHeader must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~), got 'x bad header'");

@@ -43,8 +43,8 @@ export class ClusterMetricsSettings {
 }
 
 /** Higress treats 0 (and a missing key, which gjson reads as 0) as "use the default". */
-function intZeroDefault(r: ConfigReader, name: string, def: i64, min: i64, max: i64): i64 {
-  const v = r.int(name, def, min, max);
+function intZeroDefault(r: ConfigReader, name: string, def: i64, min: i64, max: i64, unit: string = ""): i64 {
+  const v = r.int(name, def, min, max, unit);
   return v == 0 ? def : v;
 }
 
@@ -76,13 +76,13 @@ export function parseClusterMetricsSettings(r: ConfigReader): ClusterMetricsSett
     r.errors.add(r.key("ttft_weight") + " must be > 0 when total_latency_weight is 0, got 0");
   }
   s.errorPenalty = r.num("error_penalty", 3.0, 0.0, 1e9);
-  s.failureCooldownMs = r.int("failure_cooldown_ms", 30000, 0, 86400000);
+  s.failureCooldownMs = r.int("failure_cooldown_ms", 30000, 0, 86400000, "milliseconds");
   r.choice("metrics_missing_policy", "least_busy", ["least_busy"]);
   s.globalInflight = r.bool("global_inflight_enabled", false);
   s.globalKeyPrefix = r.str("global_inflight_key_prefix", "");
   if (s.globalKeyPrefix.length == 0) s.globalKeyPrefix = "higress:adaptive_score_inflight";
-  s.globalTimeoutMs = intZeroDefault(r, "global_inflight_timeout", 3000, 0, 60000);
-  s.globalKeyTtlSeconds = intZeroDefault(r, "global_inflight_key_ttl", 1800, 0, 31536000);
+  s.globalTimeoutMs = intZeroDefault(r, "global_inflight_timeout", 3000, 0, 60000, "milliseconds");
+  s.globalKeyTtlSeconds = intZeroDefault(r, "global_inflight_key_ttl", 1800, 0, 31536000, "seconds");
   if (s.globalInflight && (!r.has("serviceFQDN") || !r.has("servicePort"))) {
     r.errors.add(r.key("serviceFQDN") + " and servicePort are required when global_inflight_enabled is true");
   }

@@ -119,12 +119,13 @@ export class ConfigReader {
     return <i64>n;
   }
 
-  num(name: string, def: f64, min: f64, max: f64): f64 {
+  num(name: string, def: f64, min: f64, max: f64, unit: string = ""): f64 {
     const v = this.value(name);
     if (v === null) return def;
     const n = this.numberOf(v);
     if (isNaN(n) || n < min || n > max) {
-      this.errors.add(this.key(name) + " must be a number in [" + min.toString() + ", " + max.toString() + "], got " + describe(v));
+      this.errors.add(this.key(name) + " must be a number in [" + min.toString() + ", " + max.toString() + "]" +
+        (unit.length > 0 ? " (" + unit + ")" : "") + ", got " + describe(v));
       return def;
     }
     return n;

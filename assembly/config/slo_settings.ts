@@ -53,24 +53,24 @@ export class SloSettings {
 
 export function parseSloSettings(r: ConfigReader): SloSettings {
   const s = new SloSettings();
-  s.ttftMs = r.num("sloTtftMs", 0, 0, 3600000);
-  s.tpotMs = r.num("sloTpotMs", 0, 0, 3600000);
+  s.ttftMs = r.num("sloTtftMs", 0, 0, 3600000, "milliseconds");
+  s.tpotMs = r.num("sloTpotMs", 0, 0, 3600000, "milliseconds");
   s.ttftHeader = r.str("sloTtftHeader", s.ttftHeader).toLowerCase();
   s.tpotHeader = r.str("sloTpotHeader", s.tpotHeader).toLowerCase();
   s.pick = r.choice("sloPick", SLO_PICK_TPOT_FIT, [SLO_PICK_TPOT_FIT, SLO_PICK_BEST_FIT, SLO_PICK_MOST_HEADROOM]);
   s.exploration = r.num("sloExploration", 0.01, 0.0, 1.0);
   s.decay = r.num("modelDecay", 0.995, 0.5, 1.0);
   s.ridge = r.num("modelRidge", 2.0, 0.0, 1000000.0);
-  s.refreshMs = r.int("modelRefreshMs", 500, 50, 3600000);
+  s.refreshMs = r.int("modelRefreshMs", 500, 50, 3600000, "milliseconds");
   s.expectedOutputTokens = r.int("expectedOutputTokens", 128, 0, 1000000);
   s.batchSlots = r.int("modelBatchSlots", 0, 0, 1000000);
   s.queueMargin = r.num("sloQueueMargin", 2.0, 0.0, 100.0);
-  s.holdMs = r.int("sloHoldMs", 0, 0, 600000);
+  s.holdMs = r.int("sloHoldMs", 0, 0, 600000, "milliseconds");
   s.holdMax = r.int("sloHoldMax", 512, 1, 100000);
   s.shareWorkers = r.bool("sloShareWorkers", true);
   s.interference = r.bool("sloInterference", true);
   s.interferenceHold = r.num("sloInterferenceHold", 0.33, 0.0, 0.95);
-  s.replicasMs = r.int("sloShareReplicasMs", 0, 0, 60000);
+  s.replicasMs = r.int("sloShareReplicasMs", 0, 0, 60000, "milliseconds");
   if (s.replicasMs > 0 && s.replicasMs < MIN_REPLICAS_MS) r.errors.add(r.key("sloShareReplicasMs") + " must be 0 (off) or at least " + MIN_REPLICAS_MS.toString() + " ms");
   // The exchange carries the record sloShareWorkers builds (sibling_streams.ts).
   if (s.replicasMs > 0 && !s.shareWorkers) r.errors.add(r.key("sloShareReplicasMs") + " needs " + r.key("sloShareWorkers"));

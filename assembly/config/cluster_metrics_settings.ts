@@ -38,7 +38,7 @@ export class ClusterMetricsSettings {
   globalInflight: bool = false;
   globalKeyPrefix: string = "higress:adaptive_score_inflight";
   globalTimeoutMs: i64 = 3000;
-  /** Read for compatibility; leases (leaseTTL, renewed while streams are open) replace it. */
+  /** Read for compatibility; leases (60 s, renewed while streams are open) replace it. */
   globalKeyTtlSeconds: i64 = 1800;
 }
 

@@ -428,6 +428,12 @@ describe("validation refuses what the plugin cannot use", () => {
     }
   });
 
+  it("lb_config written as a string is refused without printing it (it may hold the password)", () => {
+    const e = error(`{"lb_policy":"global_least_request","lb_config":"{\\"serviceFQDN\\":\\"r\\",\\"password\\":\\"hunter2\\"}"}`);
+    expect(e).toBe("lb_config must be an object, got a string (value not shown)");
+    expect(error(`{"lb_policy":"header","lb_config":5}`)).toBe("lb_config must be an object, got 5");
+  });
+
   it("a numeric Redis username is refused without printing it (cluster_metrics too)", () => {
     const e = error(glr(`"username":987654321`));
     expect(e).toBe("lb_config.username must be a string (quote it in YAML), got a number (value not shown)");

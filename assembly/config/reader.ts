@@ -203,7 +203,8 @@ export class ConfigReader {
   child(name: string): ConfigReader {
     const v = this.value(name);
     if (v !== null && !v.isObject()) {
-      this.errors.add(this.key(name) + " must be an object, got " + describe(v));
+      // A string here may be the whole object written as text, password included: not shown.
+      this.errors.add(this.key(name) + " must be an object, got " + (v.isString() ? "a string (value not shown)" : describe(v)));
       return new ConfigReader(null, this.key(name), this.errors);
     }
     return new ConfigReader(v, this.key(name), this.errors);

@@ -380,8 +380,34 @@ end
 -- still in the caller's candidate set is current (its gateway simply has not resent the list),
 -- so it is marked seen; any other is removed from load and seen. Its leases stay and settle
 -- without recreating it. stale_ms = 0 disables dropping.
-local function drop_stale_hosts(k, now, stale_ms)
+-- Before that, a host with nothing leased on it that no candidate list has named for idle_ms (two
+-- candidate-set lifetimes: every live list is synced at least once per lifetime) is dropped too: a
+-- rollout replaces every pod, and the old ones, at load 0 below a busy fleet, were under every
+-- pick's first draws (and read by its scan) for stale_ms. If a list still names it, its next
+-- sync adds it back at load 0, which is its load. A host examined there with a load stays for the
+-- stale_ms rule; which hosts are examined is drawn by rnd, so those cannot block the others.
+local function drop_idle_hosts(k, now, idle_ms, rnd)
+  local before = now - idle_ms
+  local idle = redis.call('ZCOUNT', k.seen, '-inf', before)
+  if idle == 0 then return end
+  local from = 0
+  if idle > STALE_BATCH then from = next_random(rnd) % (idle - STALE_BATCH + 1) end
+  local hosts = redis.call('ZRANGEBYSCORE', k.seen, '-inf', before, 'LIMIT', from, STALE_BATCH)
+  for _, host in ipairs(hosts) do
+    if redis.call('SISMEMBER', k.cand, host) == 1 then
+      redis.call('ZADD', k.seen, now, host)
+    elseif tonumber(redis.call('ZSCORE', k.load, host) or '0') <= 0 then
+      redis.call('ZREM', k.load, host)
+      redis.call('ZREM', k.seen, host)
+      -- Higress's gateways may still count it (a mixed fleet): only a count of 0 goes.
+      if k.higress and tonumber(redis.call('HGET', k.higress, host) or '0') <= 0 then redis.call('HDEL', k.higress, host) end
+    end
+  end
+end
+
+local function drop_stale_hosts(k, now, stale_ms, idle_ms, rnd)
   if stale_ms <= 0 then return end
+  if idle_ms < stale_ms then drop_idle_hosts(k, now, idle_ms, rnd) end
   local stale = redis.call('ZRANGEBYSCORE', k.seen, '-inf', now - stale_ms, 'LIMIT', 0, STALE_BATCH)
   for _, host in ipairs(stale) do
     if redis.call('SISMEMBER', k.cand, host) == 1 then
@@ -574,10 +600,10 @@ local function acquire_prologue(a, now)
   if a.n > 0 then
     sync_candidates(a.k, a.hosts, now, a.cand_ttl_ms)
     keep_pool_alive(a.pool_keys, a.pool_ttl_ms)
-    drop_stale_hosts(a.k, now, a.host_stale_ms)
+    drop_stale_hosts(a.k, now, a.host_stale_ms, 2 * a.cand_ttl_ms, a.rnd)
   elseif a.rnd % STALE_EVERY == 0 then
     if redis.call('EXISTS', a.k.cand) == 0 then return { 'NEED_CANDIDATES' } end
-    drop_stale_hosts(a.k, now, a.host_stale_ms)
+    drop_stale_hosts(a.k, now, a.host_stale_ms, 2 * a.cand_ttl_ms, a.rnd)
   end
   return nil
 end

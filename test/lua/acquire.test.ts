@@ -327,6 +327,42 @@ describe("stale hosts", () => {
     expect(await pool.leaseIds()).toEqual(["a1", "a2"]);
   });
 
+  it("a host with nothing leased that no list named for two candidate-set lifetimes goes before host_stale_ms; one with a lease stays", async () => {
+    const pool = new Pool(redis);
+    const [a, b, c, d] = hostList(4);
+    const o = { hostStaleMs: 3_600_000, candTtlMs: 100 };
+    await pool.acquire({ leaseId: "c1", fp: "cd", hosts: [c, d], rnd: 0, ...o }); // d is the least loaded after this
+    const first = await pool.acquire({ leaseId: "x", fp: "cd", rnd: 1, ...o });
+    await pool.release("x");
+    expect([c, d]).toContain(first.host);
+    await pool.acquire({ leaseId: "a1", fp: "ab", hosts: [a, b], ...o });
+    await sleep(250); // c and d: named by no list for 2 x 100 ms (the pods were replaced)
+    expect((await pool.acquire({ leaseId: "a2", fp: "ab", hosts: [a, b], ...o })).status).toBe("OK");
+    const loads = await pool.loads();
+    const leased = (await pool.leaseIds()).includes("c1") ? (await redis.hget(pool.leaseKey, "c1"))!.split(" ")[0] : "";
+    const idle = [c, d].filter((h) => h !== leased);
+    for (const h of idle) expect(loads.has(h), `${h} at load 0`).toBe(false);
+    expect(loads.get(leased)).toBe(1); // leased: stays for the host_stale_ms rule
+    expect(loads.has(a) && loads.has(b)).toBe(true);
+    await pool.release("c1");
+  });
+
+  it("1,000 pods replaced: the old ones at load 0 leave the pool within a few hundred acquires, not host_stale_ms", async () => {
+    const pool = new Pool(redis);
+    const old = hostList(1000, 30);
+    const fleet = hostList(50);
+    const o = { hostStaleMs: 3_600_000, candTtlMs: 100 };
+    await pool.sync(old, { fp: "old", candTtlMs: 100 });
+    await pool.sync(fleet, { fp: "new", candTtlMs: 100 });
+    await sleep(250);
+    let calls = 0;
+    for (; calls < 2000 && (await redis.zcard(pool.loadKey)) > fleet.length; calls++) {
+      expect((await pool.acquire({ leaseId: `r${calls}`, fp: "new", hosts: calls % 8 === 0 ? fleet : undefined, rnd: 8 * (calls * 7919 + 1), ...o })).status).toBe("OK");
+    }
+    expect(await redis.zcard(pool.loadKey)).toBe(fleet.length);
+    expect(calls).toBeLessThan(800);
+  });
+
   it("host_stale_ms = 0 never drops hosts", async () => {
     const pool = new Pool(redis);
     const [a, b] = hostList(2);

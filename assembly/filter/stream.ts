@@ -274,11 +274,13 @@ export class LbStream extends Context {
     if (s !== null) this.responseStatus = I32.parseInt(s);
     const r = this.req;
     if (r === null) return FilterHeadersStatusValues.Continue;
-    if (r.pickedHost.length > 0 && r.pickedAtMs > 0) this.plugin.onFirstByte(r.pickedHost, host.nowMillis() - r.pickedAtMs);
+    this.noteServedHost();
+    if (r.pickedHost.length > 0 && r.pickedAtMs > 0 && !r.servedElsewhere()) this.plugin.onFirstByte(r.pickedHost, host.nowMillis() - r.pickedAtMs);
     const cfg = r.cfg;
     if (cfg.debugHeader.length > 0 && r.pickedHost.length > 0) {
       host.replaceHeader(host.MapType.ResponseHeaders, cfg.debugHeader,
-        "host=" + r.pickedHost + ";reason=" + r.reason + (r.load.length > 0 ? ";load=" + r.load : ""));
+        "host=" + r.pickedHost + ";reason=" + r.reason + (r.load.length > 0 ? ";load=" + r.load : "")
+        + (r.servedElsewhere() ? ";served=" + r.servedHost : ""));
     }
     this.policy!.onResponseHeaders(r, this.responseStatus);
     return FilterHeadersStatusValues.Continue;
@@ -300,8 +302,29 @@ export class LbStream extends Context {
     return FilterDataStatusValues.Continue;
   }
 
-  /** 5xx from the upstream or from Envoy (connect failure, reset, timeout) counts as failed. */
+  /**
+   * Where Envoy sent the request (`upstream.address`, set when the router chose a host: also
+   * on a connect failure) once the response starts or the stream ends; on a host other than the
+   * pick the lease moves there (Accounting.moveLease). Only after an override host was set: the
+   * cluster policies route by header, their upstream is a pod of the chosen service.
+   */
+  private noteServedHost(): void {
+    const r = this.req;
+    if (r === null || r.servedKnown || r.pickedAtMs <= 0) return;
+    r.servedKnown = true;
+    const a = host.getPropertyString(["upstream", "address"]);
+    r.servedHost = a === null ? "" : a;
+    if (r.servedElsewhere()) this.plugin.services.accounting.moveLease(r, r.servedHost);
+  }
+
+  /**
+   * 5xx from the upstream or from Envoy (connect failure, reset, timeout) counts as failed, when
+   * the leased host is the one Envoy sent the request to: not when no upstream host was chosen
+   * (a local reply) or another host served it (that host's failure is not the pick's).
+   */
   private failed(): bool {
+    const r = this.req;
+    if (r !== null && r.pickedAtMs > 0 && (r.servedHost.length == 0 || r.servedElsewhere())) return false;
     let status = <i64>this.responseStatus;
     // response.code is an int64 property (audit row 11).
     if (status == 0) status = host.getPropertyI64(["response", "code"], 0);
@@ -314,6 +337,7 @@ export class LbStream extends Context {
     this.ended = true;
     const r = this.req;
     if (r === null) return;
+    this.noteServedHost();
     const lease = r.lease;
     if (lease !== null && !lease.released) this.plugin.services.accounting.release(lease, this.failed());
     this.plugin.services.queue.leave(r);

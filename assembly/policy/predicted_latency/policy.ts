@@ -468,7 +468,8 @@ export class PredictedLatencyPolicy extends Policy {
     if (o === null) return;
     const model = this.store.of(r.pool);
     model.streamEnded(o, host.nowMillis());
-    if (o.status != 200 || o.endMs == 0 || o.firstMs == 0 || r.pickedAtMs <= 0) return;
+    // Served by another pod than the pick (an Envoy retry): its times are not the pick's to learn.
+    if (o.status != 200 || o.endMs == 0 || o.firstMs == 0 || r.pickedAtMs <= 0 || r.servedElsewhere()) return;
     const tokens = <f64>o.tally.tokens();
     let ttftY: f64 = -1;
     let tpotY: f64 = -1;

@@ -123,6 +123,12 @@ class ReleaseReply extends RedisReplyHandler {
   }
 }
 
+/** The charge that moves a request's lease to the host that served it (Accounting.moveLease). */
+class MoveReply extends RedisReplyHandler {
+  constructor(public acc: Accounting, public s: LbRequest, public pool: Pool, public id: string, public to: string) { super(); }
+  onReply(ok: bool, reply: RespValue | null): void { this.acc.onMoved(this, ok, reply); }
+}
+
 class CountingHandler extends RedisReplyHandler {
   constructor(public stats: Stats, public what: string) { super(); }
   onReply(ok: bool, reply: RespValue | null): void {
@@ -312,6 +318,37 @@ export class Accounting {
       this.stats.redisBackgroundFailures();
       pool.giveUp(lease.id, false);
     }
+  }
+
+  /**
+   * The stream runs on `to`, not on its lease's host (Envoy retried it elsewhere, or did not honour
+   * the override host): the lease moves there (released, then a new one charged on `to`), so for
+   * the rest of a stream that may last minutes the count is on the pod that serves it. A charge
+   * Redis refuses (`to` no candidate) or does not answer leaves no lease: the stream is then not
+   * counted, which the next pick's read of the counts sees.
+   */
+  moveLease(s: LbRequest, to: string): void {
+    const old = s.lease;
+    if (old === null || old.released || old.host == to) return;
+    this.release(old, false);
+    const pool = old.pool;
+    if (pool === null) { this.leaseLocally(s, to); s.pickedHost = old.host; return; }
+    const c = s.candidates();
+    const id = this.newLeaseId();
+    const now = host.nowMillis();
+    const args = pool.acquireTail(pool.acquireArgs(id, s.cost, 0, <u32>(this.rng.next() >> 33), c, false, [to]), now);
+    pool.redis.evalScript(CHARGE_SCRIPT, pool.withCompatKey(pool.acquireKeys(c)), args, new MoveReply(this, s, pool, id, to), now);
+  }
+
+  onMoved(m: MoveReply, ok: bool, reply: RespValue | null): void {
+    const status = ok && reply !== null && !reply.isError() ? replyStatus(reply) : "";
+    if (!ok) { m.pool.giveUp(m.id, false); return; } // it may have run: undone once Redis answers
+    if (status != "OK") return; // NO_CANDIDATE, NEED_CANDIDATES, LATE: nothing written
+    const lease = new Lease(m.id, m.pool, m.to, m.s.cost);
+    m.pool.active.set(lease.id, lease);
+    if (!m.s.port.alive()) { this.release(lease, false); return; }
+    m.s.lease = lease;
+    this.observeLeased(m.s, lease);
   }
 
   /** Releases ids whose acquire got no reply, leaving tombstones (lua/release.lua); from the tick. */

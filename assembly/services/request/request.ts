@@ -59,10 +59,22 @@ export class LbRequest {
   load: string = "";
   /** When the pick was applied to the stream (ms; 0: not yet), for latency observations. */
   pickedAtMs: f64 = 0;
+  /** The upstream host Envoy connected to (`upstream.address`), once known after an override
+   *  host was set; "" before or when there was none (a local reply). */
+  servedHost: string = "";
+  /** Read servedHost once the response started or the stream ended (see servedElsewhere). */
+  servedKnown: bool = false;
   private cands: CandidateSet | null = null;
 
   constructor(cfg: LbConfig, public port: StreamPort, private source: CandidateSource) {
     this.cfg = cfg;
+  }
+
+  /** Envoy sent the request to another host than the pick (a retry: Envoy's router ignores the
+   *  override host on retries; or an override host it did not honour): what was observed is not
+   *  the picked host's, and the lease belongs where the stream runs. */
+  servedElsewhere(): bool {
+    return this.servedHost.length > 0 && this.pickedHost.length > 0 && this.servedHost != this.pickedHost;
   }
 
   /** The request's candidates (read once, on first use: header-only policies may never need them). */

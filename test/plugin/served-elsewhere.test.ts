@@ -1,0 +1,68 @@
+// A request Envoy serves on another pod than the pick (its router ignores the override host on a
+// retry, higress-group/envoy source/common/router/router.h overrideHostToSelect; and it does not
+// honour an override host that is no longer healthy): the count moves to the pod that serves the
+// stream, the picked pod gets no penalty for the other pod's failure, and nothing observed is
+// learned as the picked pod's. Real redis-server; the facade's override emulation picks the
+// other host when the override host turned unhealthy while the pick waited for Redis.
+import { Redis } from "ioredis";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
+import { CLUSTER, glrConfig, host, hosts, postChat } from "./harness.js";
+import type { TestHost } from "../../host-test/facade/index.js";
+
+const NS = `{llmlb:llm:${CLUSTER}}`;
+const suite = useRedisSuite();
+let redis: RedisFixture;
+let client: Redis;
+let h: TestHost | null = null;
+beforeAll(() => { redis = suite.server; client = suite.redis; });
+afterEach(async () => { h?.close(); h = null; await client.flushall(); });
+
+async function loads(): Promise<Record<string, number>> {
+  const flat = await client.zrange(`${NS}:load`, 0, -1, "WITHSCORES");
+  const out: Record<string, number> = {};
+  for (let i = 0; i < flat.length; i += 2) out[flat[i]] = Number(flat[i + 1]);
+  return out;
+}
+
+/** A stream picked onto the first host, which turns unhealthy before Envoy forwards it. */
+async function servedByTheOther(t: TestHost) {
+  const [a, b] = hosts(2);
+  await client.zadd(`${NS}:load`, 0, a.address, 5, b.address); // the pick goes to a
+  const { s } = postChat(t);
+  t.setUpstreamHosts(CLUSTER, [{ address: a.address, health: "Unhealthy" }, { address: b.address, health: "Healthy" }]);
+  await t.redisIdle();
+  expect(s.overrideHost.requested).toBe(a.address);
+  expect(s.forwarded!.upstream.address).toBe(b.address);
+  return { s, a: a.address, b: b.address };
+}
+
+describe("served by another pod than the pick", () => {
+  it("the lease moves to the pod that serves the stream, and comes off there at its end", async () => {
+    h = await host({ configuration: glrConfig({ timeout: 3000, debugHeader: "x-llmlb-debug" }), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(2) } });
+    await client.flushall();
+    const { s, a, b } = await servedByTheOther(h);
+    expect((await loads())[a]).toBe(1); // counted on the pick until Envoy says where it went
+    s.sendResponseHeaders({ ":status": "200" }, false);
+    await h.redisIdle();
+    expect(s.response.headers["x-llmlb-debug"]).toContain(`served=${b}`);
+    const during = await loads();
+    expect([during[a], during[b] - 5]).toEqual([0, 1]); // the stream runs on b: its count too
+    s.sendResponseBody("data: [DONE]\n\n", true);
+    s.complete();
+    await h.redisIdle();
+    const after = await loads();
+    expect([after[a], after[b] - 5]).toEqual([0, 0]);
+    expect(await client.hlen(`${NS}:lease`)).toBe(0);
+  });
+
+  it("a 5xx from the pod that served it is no penalty for the pick", async () => {
+    h = await host({ configuration: glrConfig({ timeout: 3000, failurePenalty: 4 }), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(2) } });
+    await client.flushall();
+    const { s, a } = await servedByTheOther(h);
+    s.sendResponseHeaders({ ":status": "503" }, true);
+    s.complete();
+    await h.redisIdle();
+    expect((await loads())[a]).toBe(0);
+  });
+});

@@ -31,6 +31,8 @@ export class Pool {
   active: Map<string, OpenLease> = new Map();
   lastRenewMs: f64 = 0;
   lastReconcileMs: f64 = 0;
+  /** How long the healer waits between calls now: 0 (every tick) until calls find nothing. */
+  healerEveryMs: f64 = 0;
   /** Lease ids whose acquire got no reply, released with a tombstone once Redis answers again. */
   givenUp: string[] = [];
   givenUpTombstone: bool[] = [];

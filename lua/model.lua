@@ -31,11 +31,12 @@ while i <= #ARGV do
   local k = tonumber(ARGV[i + 2])
   if k == nil or k ~= math.floor(k) or k < 1 or k > 4 then fail('k must be an integer in 1..4, got ' .. tostring(ARGV[i + 2])) end
   local y = tonumber(ARGV[i + 3])
-  if y == nil or y ~= y then fail('y must be a number') end
+  -- Finite only: one inf (a NaN is refused too) would make the host's sums NaN for good.
+  if y == nil or y ~= y or y == math.huge or y == -math.huge then fail('y must be a finite number') end
   local x = {}
   for j = 1, k do
     x[j] = tonumber(ARGV[i + 3 + j])
-    if x[j] == nil or x[j] ~= x[j] then fail('x' .. j .. ' must be a number') end
+    if x[j] == nil or x[j] ~= x[j] or x[j] == math.huge or x[j] == -math.huge then fail('x' .. j .. ' must be a finite number') end
   end
   groups[#groups + 1] = { field = field, decay = decay, k = k, y = y, x = x }
   i = i + 4 + k

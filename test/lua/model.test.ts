@@ -47,6 +47,9 @@ describe("model.lua", () => {
     await expect(runScript(suite.redis, "model", [KEY, AT], [60000, HOUR, "h|t", 1, 1, 5, 1, "h|p", 1, 5, 1])).rejects.toThrow(/k must be/);
     await expect(runScript(suite.redis, "model", [KEY, AT], [60000, HOUR, "h|t", 1, 2, 5, 1, "x"])).rejects.toThrow(/x2/);
     await expect(runScript(suite.redis, "model", [KEY, AT], [60000, 0, "h|t", 1, 1, 5, 1])).rejects.toThrow(/idle_ms/);
+    // Infinity would turn the host's sums into NaN for good.
+    await expect(runScript(suite.redis, "model", [KEY, AT], [60000, HOUR, "h|t", 1, 1, "inf", 1])).rejects.toThrow(/y must be a finite number/);
+    await expect(runScript(suite.redis, "model", [KEY, AT], [60000, HOUR, "h|t", 1, 1, 5, "-inf"])).rejects.toThrow(/x1 must be a finite number/);
     expect(await suite.redis.exists(KEY, AT)).toBe(0);
   });
 

@@ -12,6 +12,15 @@ function pool(): Pool {
   return new Pool(new LbConfig(), new RedisClient("redis", "", "", 1000, 3, 1000), "r", "c");
 }
 
+/** A pick on "a", then a read of the counts sent and out; returns the reads sent before the pick. */
+function pickWithReadOut(p: PoolInflight): i64 {
+  const at = p.readsSent;
+  p.picked("a", 1);
+  p.startRead();
+  p.reading = true;
+  return at;
+}
+
 describe("InflightTracker net counts", () => {
   it("a read's count plus this VM's picks and ends since it was sent", () => {
     const t = new InflightTracker();
@@ -66,10 +75,7 @@ describe("InflightTracker net counts", () => {
     p.unpicked("a", 1, at, false);
     expect(p.count("a")).toBe(1);
     // A read out since: off its batch (the picks fold back if it fails).
-    at = p.readsSent;
-    p.picked("a", 1);
-    p.startRead();
-    p.reading = true;
+    at = pickWithReadOut(p);
     p.unpicked("a", 1, at, false);
     expect(p.count("a")).toBe(1);
     p.onRead(false);
@@ -83,10 +89,7 @@ describe("InflightTracker net counts", () => {
     expect(p.count("a")).toBe(1);
     // A read sent after the pick answered (Redis counted 1: the open one, leased there): its counts
     // replaced the pick's.
-    at = p.readsSent;
-    p.picked("a", 1);
-    p.startRead();
-    p.reading = true;
+    at = pickWithReadOut(p);
     p.onRead(true);
     p.fleet.set("a", 1);
     p.unpicked("a", 1, at, false);

@@ -5,31 +5,20 @@
 // picks piled up: 3 requests served one after another, every later one shed) and count once while
 // open (not in the tracker's counts and the local counts both); after Redis returns the counts
 // stay exact.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { TestHost } from "../../host-test/facade/index.js";
-import { startRedis, type RedisFixture } from "../helpers/redis.js";
+import { untilBackOnRedis, useStoppableRedis } from "../helpers/redis-outage.js";
 import { A, chat, makeHost, metricsConfig, picked, vllmBody } from "./harness.js";
 
 const QUEUE_LIMIT = 3;
 
-let server: RedisFixture;
+const redis = useStoppableRedis();
 let h: TestHost | null = null;
-let stopped = false;
-let paused = false;
-beforeAll(async () => { server = await startRedis(); });
-afterAll(async () => { if (server?.owned && !stopped) await server.stop(); });
 afterEach(async () => {
   h?.close();
   h = null;
-  // A test that failed during its outage.
-  if (paused) thaw();
-  if (stopped) await start();
+  await redis.restore();
 });
-
-async function stop(): Promise<void> { await server.stop(); stopped = true; }
-async function start(): Promise<void> { await server.start(); stopped = false; }
-function freeze(): void { server.pause(); paused = true; }
-function thaw(): void { server.resume(); paused = false; }
 
 type Stream = ReturnType<typeof chat>;
 
@@ -37,14 +26,14 @@ type Stream = ReturnType<typeof chat>;
 // time out in real time).
 async function open(t: TestHost): Promise<Stream> {
   const s = chat(t);
-  if (!paused) await t.redisIdle();
+  if (!redis.paused) await t.redisIdle();
   return s;
 }
 
 async function end(t: TestHost, s: Stream): Promise<void> {
   if (!s.localResponse) s.sendResponseHeaders({ ":status": "200" }, true);
   s.complete();
-  if (!paused) await t.redisIdle();
+  if (!redis.paused) await t.redisIdle();
 }
 
 /** Requests sent one after another, each left open, until one is shed: how many were served
@@ -66,30 +55,19 @@ async function servedUntilShed(t: TestHost): Promise<number> {
   return served.length;
 }
 
-/** Moves the clock in ticks until the breaker's probe got an answer (picks go through Redis again)
- *  and the tracker's read of the counts answered. */
-async function untilBackOnRedis(t: TestHost): Promise<void> {
-  for (let i = 0; i < 40 && t.metric("llmlb_redis_breakers_open") !== 0; i++) {
-    t.advance(100);
-    await t.redisIdle();
-  }
-  expect(t.metric("llmlb_redis_breakers_open")).toBe(0);
-  for (let i = 0; i < 5; i++) { t.advance(100); await t.redisIdle(); }
-}
-
 const fallbacks = (t: TestHost) => t.metric("llmlb_picks_total", { policy: "endpoint_metrics", reason: "local_fallback" });
 
 async function host(): Promise<TestHost> {
   return makeHost(metricsConfig({ serviceFQDN: "redis.static", servicePort: 6379, timeout: 200, keyPrefix: `emo${Date.now()}`,
     queueLimit: QUEUE_LIMIT, shedWhenSaturated: "normal", inflightRefreshMs: 200 }),
-  [{ address: A, metrics: vllmBody(0, 0, 0.1) }], { redis: { url: server.url } });
+  [{ address: A, metrics: vllmBody(0, 0, 0.1) }], { redis: { url: redis.server.url } });
 }
 
 describe("endpoint_metrics in-flight counts through a Redis outage", () => {
   it("while Redis is down, an ended request leaves no count and an open one counts once", async () => {
     h = await host();
     expect(await servedUntilShed(h)).toBe(QUEUE_LIMIT);
-    await stop();
+    await redis.stop();
     for (let i = 0; i < 12; i++) {
       const s = await open(h);
       expect(s.localResponse).toBeNull();
@@ -111,12 +89,12 @@ describe("endpoint_metrics in-flight counts through a Redis outage", () => {
 
   it("after Redis returns, the requests leased locally still count once and come off when they end", async () => {
     h = await host();
-    await stop();
+    await redis.stop();
     const held = [await open(h), await open(h)];
     expect(held.map((s) => picked(s))).toEqual([A, A]);
     expect(fallbacks(h)).toBe(2);
     expect(await servedUntilShed(h)).toBe(QUEUE_LIMIT - 2);
-    await start();
+    await redis.start();
     await untilBackOnRedis(h);
     // Redis counts none of them (local leases); this gateway counts both, once.
     expect(await servedUntilShed(h)).toBe(QUEUE_LIMIT - 2);
@@ -135,7 +113,7 @@ describe("endpoint_metrics in-flight counts through a Redis outage", () => {
   it("Redis frozen: picks that waited out the pick deadline leave no count, and none is left once it thaws", async () => {
     h = await host();
     expect(await servedUntilShed(h)).toBe(QUEUE_LIMIT);
-    freeze();
+    redis.freeze();
     for (let i = 0; i < 6; i++) {
       const s = chat(h);
       for (let k = 0; k < 6 && picked(s) === null && !s.localResponse; k++) h.advance(20); // the pick deadline (50 ms)
@@ -150,7 +128,7 @@ describe("endpoint_metrics in-flight counts through a Redis outage", () => {
     await h.redisIdle(); // the calls out time out (timeout 200 ms, real time)
     h.advance(300);
     expect(await servedUntilShed(h)).toBe(QUEUE_LIMIT);
-    thaw();
+    redis.thaw();
     await untilBackOnRedis(h);
     expect(await servedUntilShed(h)).toBe(QUEUE_LIMIT);
   });

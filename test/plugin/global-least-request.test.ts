@@ -4,7 +4,7 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
-import { CLUSTER, advanceWithIo, glrConfig, host, hosts, postChat } from "./harness.js";
+import { CLUSTER, advanceWithIo, glrConfig, host, hosts, poolLoads, postChat } from "./harness.js";
 import type { TestHost } from "../../host-test/facade/index.js";
 import { Pool, hostList } from "../lua/pool.js";
 import { isScriptQuery } from "../helpers/script-calls.js";
@@ -18,12 +18,7 @@ const suite = useRedisSuite();
 beforeAll(() => { redis = suite.server; client = suite.redis; });
 afterEach(async () => { h?.close(); h = null; await client.flushall(); });
 
-async function loads(): Promise<Record<string, number>> {
-  const flat = await client.zrange(`${NS}:load`, 0, -1, "WITHSCORES");
-  const out: Record<string, number> = {};
-  for (let i = 0; i < flat.length; i += 2) out[flat[i]] = Number(flat[i + 1]);
-  return out;
-}
+const loads = () => poolLoads(client, NS);
 const sum = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -58,3 +58,11 @@ export function useRedisHost(cleanup?: (client: Redis) => Promise<unknown>): Red
   });
   return t;
 }
+
+/** A pool's loads in Redis (`<ns>:load`), host -> load. */
+export async function poolLoads(client: Redis, ns: string): Promise<Record<string, number>> {
+  const flat = await client.zrange(`${ns}:load`, 0, -1, "WITHSCORES");
+  const out: Record<string, number> = {};
+  for (let i = 0; i < flat.length; i += 2) out[flat[i]] = Number(flat[i + 1]);
+  return out;
+}

@@ -4,34 +4,21 @@
 // stream, the picked pod gets no penalty for the other pod's failure, and nothing observed is
 // learned as the picked pod's. Real redis-server; the facade's override emulation picks the
 // other host when the override host turned unhealthy while the pick waited for Redis.
-import { Redis } from "ioredis";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
-import { CLUSTER, glrConfig, host, hosts, postChat } from "./harness.js";
+import { describe, expect, it } from "vitest";
+import { CLUSTER, glrConfig, host, hosts, poolLoads, postChat, useRedisHost } from "./harness.js";
 import type { TestHost } from "../../host-test/facade/index.js";
 
 const NS = `{llmlb:llm:${CLUSTER}}`;
-const suite = useRedisSuite();
-let redis: RedisFixture;
-let client: Redis;
-let h: TestHost | null = null;
-beforeAll(() => { redis = suite.server; client = suite.redis; });
-afterEach(async () => { h?.close(); h = null; await client.flushall(); });
-
-async function loads(): Promise<Record<string, number>> {
-  const flat = await client.zrange(`${NS}:load`, 0, -1, "WITHSCORES");
-  const out: Record<string, number> = {};
-  for (let i = 0; i < flat.length; i += 2) out[flat[i]] = Number(flat[i + 1]);
-  return out;
-}
+const t = useRedisHost();
+const loads = () => poolLoads(t.client, NS);
 
 /** A stream picked onto the first host, which turns unhealthy before Envoy forwards it. */
-async function servedByTheOther(t: TestHost) {
+async function servedByTheOther(gw: TestHost) {
   const [a, b] = hosts(2);
-  await client.zadd(`${NS}:load`, 0, a.address, 5, b.address); // the pick goes to a
-  const { s } = postChat(t);
-  t.setUpstreamHosts(CLUSTER, [{ address: a.address, health: "Unhealthy" }, { address: b.address, health: "Healthy" }]);
-  await t.redisIdle();
+  await t.client.zadd(`${NS}:load`, 0, a.address, 5, b.address); // the pick goes to a
+  const { s } = postChat(gw);
+  gw.setUpstreamHosts(CLUSTER, [{ address: a.address, health: "Unhealthy" }, { address: b.address, health: "Healthy" }]);
+  await gw.redisIdle();
   expect(s.overrideHost.requested).toBe(a.address);
   expect(s.forwarded!.upstream.address).toBe(b.address);
   return { s, a: a.address, b: b.address };
@@ -39,8 +26,7 @@ async function servedByTheOther(t: TestHost) {
 
 describe("served by another pod than the pick", () => {
   it("the lease moves to the pod that serves the stream, and comes off there at its end", async () => {
-    h = await host({ configuration: glrConfig({ timeout: 3000, debugHeader: "x-llmlb-debug" }), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(2) } });
-    await client.flushall();
+    const h = t.host = await host({ configuration: glrConfig({ timeout: 3000, debugHeader: "x-llmlb-debug" }), redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(2) } });
     const { s, a, b } = await servedByTheOther(h);
     expect((await loads())[a]).toBe(1); // counted on the pick until Envoy says where it went
     s.sendResponseHeaders({ ":status": "200" }, false);
@@ -53,12 +39,11 @@ describe("served by another pod than the pick", () => {
     await h.redisIdle();
     const after = await loads();
     expect([after[a], after[b] - 5]).toEqual([0, 0]);
-    expect(await client.hlen(`${NS}:lease`)).toBe(0);
+    expect(await t.client.hlen(`${NS}:lease`)).toBe(0);
   });
 
   it("a 5xx from the pod that served it is no penalty for the pick", async () => {
-    h = await host({ configuration: glrConfig({ timeout: 3000, failurePenalty: 4 }), redis: { url: redis.url }, clusters: { [CLUSTER]: hosts(2) } });
-    await client.flushall();
+    const h = t.host = await host({ configuration: glrConfig({ timeout: 3000, failurePenalty: 4 }), redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(2) } });
     const { s, a } = await servedByTheOther(h);
     s.sendResponseHeaders({ ":status": "503" }, true);
     s.complete();

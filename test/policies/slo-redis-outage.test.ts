@@ -4,33 +4,27 @@
 // (q in its debug reason). While Redis is down each request holds a local lease: its pick must come
 // off when it ends (the picks piled up: 4 requests served one after another, every later one shed)
 // and count once while open; after Redis returns the counts stay exact.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { TestHost, TestStream } from "../../host-test/facade/index.js";
-import { startRedis, type RedisFixture } from "../helpers/redis.js";
+import { untilBackOnRedis, useStoppableRedis } from "../helpers/redis-outage.js";
 import { CLUSTER, host, hosts, postChat } from "../plugin/harness.js";
 
 const LIMIT = 4;
 const POD = "10.0.0.1:8000";
 
-let server: RedisFixture;
+const redis = useStoppableRedis();
 let h: TestHost | null = null;
-let stopped = false;
-beforeAll(async () => { server = await startRedis(); });
-afterAll(async () => { if (server?.owned && !stopped) await server.stop(); });
 afterEach(async () => {
   h?.close();
   h = null;
-  if (stopped) await start(); // a test that failed during its outage
+  await redis.restore(); // a test that failed during its outage
 });
-
-async function stop(): Promise<void> { await server.stop(); stopped = true; }
-async function start(): Promise<void> { await server.start(); stopped = false; }
 
 async function plHost(): Promise<TestHost> {
   return host({
     configuration: { lb_policy: "predicted_latency", lb_config: { serviceFQDN: "redis.static", servicePort: 6379, timeout: 200,
       keyPrefix: `plo${Date.now()}`, maxRequestCount: LIMIT, inflightRefreshMs: 200, debugHeader: "x-llmlb-debug" } },
-    redis: { url: server.url }, clusters: { [CLUSTER]: hosts(1) },
+    redis: { url: redis.server.url }, clusters: { [CLUSTER]: hosts(1) },
   });
 }
 
@@ -71,22 +65,13 @@ async function qsUntilShed(t: TestHost): Promise<(number | "local")[]> {
   return served.map((r) => r.q as number | "local");
 }
 
-async function untilBackOnRedis(t: TestHost): Promise<void> {
-  for (let i = 0; i < 40 && t.metric("llmlb_redis_breakers_open") !== 0; i++) {
-    t.advance(100);
-    await t.redisIdle();
-  }
-  expect(t.metric("llmlb_redis_breakers_open")).toBe(0);
-  for (let i = 0; i < 5; i++) { t.advance(100); await t.redisIdle(); }
-}
-
 const fallbacks = (t: TestHost) => t.metric("llmlb_picks_total", { policy: "predicted_latency", reason: "local_fallback" });
 
 describe("predicted_latency in-flight counts through a Redis outage", () => {
   it("while Redis is down, an ended request leaves no count and an open one counts once", async () => {
     h = await plHost();
     expect(await qsUntilShed(h)).toEqual([0, 1, 2, 3]);
-    await stop();
+    await redis.stop();
     const qs: (number | "local" | "shed")[] = [];
     for (let i = 0; i < 12; i++) {
       const r = await open(h);
@@ -109,11 +94,11 @@ describe("predicted_latency in-flight counts through a Redis outage", () => {
 
   it("after Redis returns, the requests leased locally still count once and come off when they end", async () => {
     h = await plHost();
-    await stop();
+    await redis.stop();
     const held = [await open(h), await open(h)];
     expect(held.map((r) => r.q)).toEqual(["local", "local"]);
     expect(await qsUntilShed(h)).toEqual(["local", "local"]);
-    await start();
+    await redis.start();
     await untilBackOnRedis(h);
     const before = fallbacks(h);
     // Redis counts neither (local leases); this gateway counts both, once.

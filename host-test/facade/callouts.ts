@@ -1,38 +1,54 @@
 // Recorded callouts of the test facade (record-then-reply, as proxytest does for http calls):
 // each Redis or HTTP call the guest makes is kept with its attributes until the test answers it
-// (reply/respond), fails it, or the manual clock passes its timeout. A Redis timeout is a
-// NetworkError; an http_call timeout or connect failure is the router's local reply (504 / 503,
-// http-callout.ts), only reset() gives the guest 0 headers. Failure behaviour: answering twice is
-// a test bug and throws.
+// (reply/respond), fails it, or the manual clock passes its timeout. A Redis call's timeout is its
+// connection's (redis-connection.ts: one timer per worker and cluster, failing every pending call
+// at once as NetworkError); an http_call timeout or connect failure is the router's local reply
+// (504 / 503, http-callout.ts), only reset() gives the guest 0 headers. Failure behaviour:
+// answering twice, or answering a call whose connection never came up, is a test bug and throws.
 import type { HttpCalloutResponse } from "../abi/backend.js";
 import { calloutFailure } from "../gateway/http-callout.js";
+import type { RecordedRedisConnection } from "./redis-connection.js";
 
 export class RecordedRedisCall {
   settled = false;
+  /** Failed because its connection's timer fired (the op timeout, or the connect timeout). */
   timedOut = false;
   constructor(
     readonly vm: number,
     readonly cluster: string,
     readonly query: Buffer,
     private readonly done: (reply: Buffer | null) => void,
-    private readonly onSettle: (c: RecordedRedisCall) => void,
+    private readonly onSettle: (c: RecordedRedisCall, replied: boolean) => void,
+    /** The worker's connection to the cluster the call was written on (redis-connection.ts). */
+    readonly connection: RecordedRedisConnection,
   ) {}
 
   /** The query as text (RESP is ASCII-framed), handy in assertions. */
   get text(): string { return this.query.toString("utf8"); }
 
-  /** Answers with raw RESP bytes (status Ok). */
-  reply(resp: Buffer | string): void { this.settle(Buffer.isBuffer(resp) ? resp : Buffer.from(resp, "utf8")); }
+  /**
+   * Answers with raw RESP bytes (status Ok); restarts the connection's op timer while other calls
+   * remain. A call on a connection that never came up (an unreachable Redis) cannot be answered.
+   */
+  reply(resp: Buffer | string): void {
+    if (!this.settled && !this.connection.connected) throw new Error(`redis call to ${this.cluster}: the connection never came up, Redis cannot answer it`);
+    this.settle(Buffer.isBuffer(resp) ? resp : Buffer.from(resp, "utf8"), true);
+  }
 
   /** Answers with NetworkError (status 1, size 0). */
-  fail(): void { this.settle(null); }
+  fail(): void { this.settle(null, false); }
 
-  timeout(): void { if (!this.settled) { this.timedOut = true; this.settle(null); } }
+  /** The connection closed under the call (its timer fired, or a re-init closed it). */
+  dropped(timedOut: boolean): void {
+    if (this.settled) return;
+    this.timedOut = timedOut;
+    this.settle(null, false);
+  }
 
-  private settle(reply: Buffer | null): void {
+  private settle(reply: Buffer | null, replied: boolean): void {
     if (this.settled) throw new Error(`redis call to ${this.cluster} already answered`);
     this.settled = true;
-    this.onSettle(this);
+    this.onSettle(this, replied);
     this.done(reply);
   }
 }

@@ -60,7 +60,110 @@ describe("recorded redis calls", () => {
     expect(h.redisHistory[0].timedOut).toBe(true);
     expect(h.logMessages().find((m) => m.startsWith("redis_reply"))).toMatch(/status=1/);
   });
+});
 
+// Envoy keeps ONE timer per connection of the worker's client (raw_client_impl.cc
+// connect_or_op_timer_): armed by a call that becomes pending with none before it, restarted by
+// every reply, and when it fires every pending call fails at once (host-test/README.md).
+describe("recorded redis calls: the connection's one op timer", () => {
+  const send = (h: TestHost, cmd: string, vm = 0) => h.stream({ vm, headers: { "x-redis-cmd": cmd } }).sendRequestHeaders(true);
+  const failed = (h: TestHost) => h.logMessages().filter((m) => m.startsWith("redis_reply") && / status=1 /.test(m)).length;
+
+  it("a later call does not restart the timer: sent just before it fires, it fails with the first, early", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    send(h, "GET a");
+    h.advance(900);
+    send(h, "GET b");
+    h.advance(99);
+    expect(failed(h)).toBe(0);
+    h.advance(1); // 1000 ms after the first call, 100 ms after the second
+    expect(failed(h)).toBe(2);
+    expect(h.redisHistory.map((c) => c.timedOut)).toEqual([true, true]);
+    expect(h.redisCalls).toHaveLength(0);
+  });
+
+  it("every reply restarts the timer: a call outlives the op timeout while others are answered", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    send(h, "GET slow");
+    send(h, "GET b");
+    send(h, "GET c");
+    const [slow, b, c] = h.redisCalls;
+    h.advance(900);
+    b.reply("$-1\r\n");
+    h.advance(900);
+    c.reply("$-1\r\n");
+    h.advance(999); // 2799 ms after it was sent
+    expect(slow.settled).toBe(false);
+    h.advance(1);
+    expect(slow.timedOut).toBe(true);
+    expect(failed(h)).toBe(1);
+  });
+
+  it("with nothing pending the timer is off; the next call arms it anew, and after it fired a new connection starts", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    send(h, "GET a");
+    h.advance(500);
+    h.redisCalls[0].reply(":1\r\n");
+    h.advance(800);
+    send(h, "GET b");
+    h.advance(999);
+    expect(h.redisCalls).toHaveLength(1);
+    h.advance(1);
+    expect(h.redisHistory[1].timedOut).toBe(true);
+    send(h, "GET c");
+    h.advance(999);
+    expect(h.redisCalls).toHaveLength(1);
+    h.advance(1);
+    expect(failed(h)).toBe(2);
+  });
+
+  it("each worker has its own connection and timer", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, workers: 2 });
+    send(h, "GET a", 0);
+    h.advance(600);
+    send(h, "GET b", 1);
+    h.advance(400);
+    expect(h.redisCalls.map((c) => c.vm)).toEqual([1]);
+    h.advance(600);
+    expect(h.redisCalls).toHaveLength(0);
+  });
+
+  it("op timeout 0 is a 0 ms timer, not none: the call fails at the clock's next step", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC};timeout=0`, clusters });
+    send(h, "GET a");
+    expect(h.redisCalls).toHaveLength(1);
+    h.advance(0);
+    expect(h.redisHistory[0].timedOut).toBe(true);
+    expect(failed(h)).toBe(1);
+  });
+
+  it("an unreachable Redis: calls wait for the cluster's connect timeout (10 s), not the op timeout, then fail together", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    h.backend.redisUnreachable.add(RC);
+    send(h, "GET a");
+    h.advance(9000);
+    send(h, "GET b");
+    expect(() => h.redisCalls[0].reply(":1\r\n")).toThrow(/never came up/);
+    h.advance(999);
+    expect(failed(h)).toBe(0);
+    h.advance(1);
+    expect(h.redisHistory.map((c) => c.timedOut)).toEqual([true, true]);
+    h.backend.redisUnreachable.delete(RC);
+    send(h, "GET c"); // a new connection, up at once: the op timeout again
+    h.advance(1000);
+    expect(failed(h)).toBe(3);
+  });
+
+  it("a re-init closes the connection: its pending calls fail at once (not timed out)", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    send(h, "GET a");
+    h.stream({ headers: { "x-redis-reinit": "1" } }).sendRequestHeaders(true);
+    expect(h.redisHistory[0].settled && !h.redisHistory[0].timedOut).toBe(true);
+    expect(h.backend.redisConnections.size).toBe(0);
+  });
+});
+
+describe("recorded redis calls (continued)", () => {
   it("a cluster nobody initialised (no such Redis cluster) is refused (BadArgument) and no call is made", async () => {
     const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
     const s = h.stream({ headers: { "x-redis-cmd": "GET k", "x-redis-cluster": "outbound|6380||other" } });

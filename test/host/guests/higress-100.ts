@@ -1,8 +1,8 @@
 // @ts-nocheck: AssemblyScript source (compiled by asc, not tsc).
 // Test guest for the Higress extensions (0_2_100): Redis calls answered on the root context and
 // acted upon through set_effective_context, upstream host listing, override host.
-// Configuration: "redis=<cluster>;user=<u>;pass=<p>" (redis_init at configure, user/pass optional,
-// bare or inside a JSON string value). Request headers drive it: x-redis-reinit (redis_init
+// Configuration: "redis=<cluster>;user=<u>;pass=<p>;timeout=<ms>" (redis_init at configure,
+// user/pass optional, timeout 1000 by default, bare or inside a JSON string value). Request headers drive it: x-redis-reinit (redis_init
 // again, same settings), x-redis-cmd "INCR k" (call, then hold headers), x-after-redis
 // continue|local|override:<addr>|none,
 // x-override <addr> (pin now), x-hosts (log get_upstream_hosts), x-late-override <addr> (pin in
@@ -25,6 +25,7 @@ export function proxy_abi_version_0_2_100(): void {}
 
 let redisUser = "";
 let redisPass = "";
+let redisTimeout: u32 = 1000;
 
 /** `key=value` from the configuration; the value ends at ';', '"' or the end. */
 function cfgValue(cfg: string, key: string): string {
@@ -40,7 +41,7 @@ function cfgValue(cfg: string, key: string): string {
 
 function redisInit(): void {
   const c = bytesOf(redisCluster); const u = bytesOf(redisUser); const p = bytesOf(redisPass);
-  const st = proxy_redis_init(changetype<usize>(c), c.byteLength, changetype<usize>(u), u.byteLength, changetype<usize>(p), p.byteLength, 1000);
+  const st = proxy_redis_init(changetype<usize>(c), c.byteLength, changetype<usize>(u), u.byteLength, changetype<usize>(p), p.byteLength, redisTimeout);
   info("redis_init status=" + st.toString());
 }
 
@@ -49,6 +50,8 @@ export function proxy_on_configure(root: u32, size: u32): u32 {
   redisCluster = cfgValue(cfg, "redis");
   redisUser = cfgValue(cfg, "user");
   redisPass = cfgValue(cfg, "pass");
+  const timeout = cfgValue(cfg, "timeout");
+  if (timeout.length > 0) redisTimeout = U32.parseInt(timeout);
   if (redisCluster.length > 0) redisInit();
   return 1;
 }

@@ -26,7 +26,7 @@ const usOf = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1000;
 export async function runHoldPass(pods: number, held: number, wasm: string, workers = 1): Promise<{ tick: number; streamEnd: number; held: number }> {
   const redis = await startRedis();
   const h = await TestHost.create({
-    wasm, logLevel: "critical", redis: { url: redis.url }, workers,
+    wasm, logLevel: "critical", redis: { url: redis.url }, redisClusters: ["outbound|6379||redis.static"], workers,
     clusters: { [CLUSTER]: Array.from({ length: pods }, (_, i) => ({ address: `10.0.${i >> 8}.${i & 255}:8000` })) },
     configuration: { lb_policy: "predicted_latency", lb_config: {
       serviceFQDN: "redis.static", servicePort: 6379, timeout: 500, modelBatchSlots: 1, sloHoldMs: 600000, ...(held > 512 ? { sloHoldMax: held } : {}),

@@ -24,7 +24,7 @@ export interface ShareCost { pick: number; end: number; cpuPerRequest: number }
 export async function runShareCost(workers: number, pods: number, slots: number, open: number, share: boolean, wasm: string): Promise<ShareCost> {
   const redis = await startRedis();
   const h = await TestHost.create({
-    wasm, logLevel: "critical", redis: { url: redis.url }, workers,
+    wasm, logLevel: "critical", redis: { url: redis.url }, redisClusters: ["outbound|6379||redis.static"], workers,
     clusters: { [CLUSTER]: Array.from({ length: pods }, (_, i) => ({ address: `10.0.${i >> 8}.${i & 255}:8000` })) },
     configuration: { lb_policy: "predicted_latency", lb_config: {
       serviceFQDN: "redis.static", servicePort: 6379, timeout: 500, modelBatchSlots: slots, sloExploration: 0, sloShareWorkers: share } },

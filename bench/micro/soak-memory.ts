@@ -68,7 +68,7 @@ export async function runSoakMemory(total = 1_000_000): Promise<Checkpoint[]> {
   const hosts: TestHost[] = [];
   try {
     for (const [configuration, url] of configs) {
-      hosts.push(await TestHost.create({ wasm: WASM, configuration, clusters: { [CLUSTER]: HOSTS }, logLevel: "critical", redis: { url } }));
+      hosts.push(await TestHost.create({ wasm: WASM, configuration, clusters: { [CLUSTER]: HOSTS }, redisClusters: ["outbound|6379||redis.static"], logLevel: "critical", redis: { url } }));
     }
     const makeBody = bodies();
     const marks = [10_000, 100_000, 250_000, 500_000, 750_000, 1_000_000].filter((m) => m < total).concat([total]);

@@ -2,10 +2,11 @@
 // HTTP callouts either recorded for the test to answer or sent to a real server.
 // Redis, as Envoy shares it (redis-shared.ts, audit rows 3 and 12): one client per worker and
 // cluster, shared by every VM, root and plugin on the worker; a redis_init re-initialises it for
-// everyone (closing it fails every call in flight on it; profile redisReinit). A cluster is known
-// once anybody initialised it (or when listed in `redisClusters`); a call on a known cluster
-// nobody initialised on this worker uses the defaults (1000 ms timeout); an unknown cluster is
-// BadArgument (Higress context.cc redisCall finds no thread-local cluster). Record mode: each
+// everyone (closing it fails every call in flight on it; profile redisReinit). A Redis cluster
+// exists only when the test lists it in `redisClusters` (Envoy: a thread-local cluster from the
+// configuration); redis_init and redis_call on any other name are BadArgument in both modes
+// (Higress envoy context.cc redisInit / redisCall: getThreadLocalCluster is null). A call on a
+// cluster nobody initialised on this worker uses the defaults (1000 ms timeout). Record mode: each
 // worker's client has one emulated connection per cluster whose single timer (connect timeout,
 // then op timeout, restarted by every reply) runs on the manual clock and, when it fires, fails
 // every pending call on it at once as NetworkError (redis-connection.ts, raw_client_impl.cc).
@@ -52,7 +53,7 @@ export class FacadeBackend implements HostBackend {
   readonly redisSent: { vm: number; query: Buffer }[] = [];
   /** Record mode: the settings of each worker's client, by `${worker}|${lookup}`. */
   readonly redisInits = new Map<string, RedisClientSettings>();
-  /** Redis clusters that exist (Envoy: a thread-local cluster). */
+  /** Redis clusters that exist, by lookup name (Envoy: a thread-local cluster); nothing else does. */
   readonly redisClusters = new Set<string>();
   /** Real mode: the shared clients. */
   readonly sharedRedis: SharedRedisClients;
@@ -106,7 +107,9 @@ export class FacadeBackend implements HostBackend {
 
   redisInit(worker: number, cluster: string, user: string, pass: string, timeoutMs: number): number {
     const lookup = redisLookupName(cluster);
-    this.redisClusters.add(lookup);
+    // Envoy's Context::redisInit: no thread-local cluster of that name (after the `?`) is
+    // BadArgument, and nothing is initialised (higress-group/envoy context.cc L1084-1090).
+    if (!this.redisClusters.has(lookup)) return WasmResult.BadArgument;
     if (this.redisEndpoint) {
       const before = this.sharedRedis.reinitCloses;
       this.sharedRedis.init(worker, cluster, user, pass, timeoutMs, this.redisEndpoint);

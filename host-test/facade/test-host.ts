@@ -28,7 +28,10 @@ export interface TestHostOptions {
   profile?: Partial<EnvoyProfile>;
   /** Shorthand for profile.bufferLimitBytes (default Higress's 32 KiB). */
   bufferLimitBytes?: number;
-  /** Redis clusters that exist before anybody initialises them (Envoy: thread-local clusters). */
+  /**
+   * The Redis clusters that exist (Envoy: thread-local clusters), by name without `?…`: redis_init
+   * and redis_call on any other name are BadArgument, as in Envoy.
+   */
   redisClusters?: string[];
   /** The Redis clusters' connect_timeout (ms); default 10 s (Istio's, for Higress's clusters). */
   redisConnectTimeoutMs?: number;

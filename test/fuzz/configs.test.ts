@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { TestHost } from "../../host-test/facade/index.js";
 import { readmeConfigs, wasmPluginConfigs } from "../deploy/doc-configs.js";
-import { CLUSTER, FUZZ_SEED, HOSTS, METRICS_CLUSTER, WASM, outcome, runs, FUZZ_TIMEOUT_MS, saneReply, scriptCall } from "./fuzz-host.js";
+import { CLUSTER, FUZZ_SEED, HOSTS, METRICS_CLUSTER, REDIS_CLUSTER, WASM, outcome, runs, FUZZ_TIMEOUT_MS, saneReply, scriptCall } from "./fuzz-host.js";
 import { mutatedConfig } from "./arbitraries.js";
 
 const SECRET = "pw-7Qx93Lk2";
@@ -31,7 +31,7 @@ describe("fuzz: configurations through the release .wasm", () => {
     let refused = 0;
     let accepted = 0;
     await fc.assert(fc.asyncProperty(mutatedConfig(bases as never), async (text) => {
-      const h = await TestHost.create({ wasm: WASM, configuration: text, clusters: { [CLUSTER]: HOSTS.map((address) => ({ address })), [METRICS_CLUSTER]: [] }, logLevel: "trace" });
+      const h = await TestHost.create({ wasm: WASM, configuration: text, clusters: { [CLUSTER]: HOSTS.map((address) => ({ address })), [METRICS_CLUSTER]: [] }, redisClusters: [REDIS_CLUSTER], logLevel: "trace" });
       try {
         const failed = () => h.vms.find((v) => v.failed)?.failureReason ?? null;
         expect(failed()).toBeNull();

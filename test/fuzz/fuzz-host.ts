@@ -11,6 +11,8 @@ import { scriptOf } from "../helpers/script-calls.js";
 export const WASM = "build/ai-load-balancer.wasm";
 export const CLUSTER = "outbound|8000||vllm.static";
 export const METRICS_CLUSTER = "llm-metrics-original-dst";
+/** The Redis cluster the configurations name (serviceFQDN redis.static, port 6379). */
+export const REDIS_CLUSTER = "outbound|6379||redis.static";
 export const HOSTS = ["10.0.0.1:8000", "10.0.0.2:8000", "10.0.0.3:8000"];
 
 /** Runs per property: small and seeded in npm test, larger under `npm run soak` (FUZZ_RUNS). */
@@ -76,7 +78,7 @@ export class FuzzHost {
   async host(): Promise<TestHost> {
     if (this.h && !this.failure()) return this.h;
     this.h?.close();
-    this.h = await TestHost.create({ wasm: WASM, configuration: this.configuration, clusters: { [CLUSTER]: this.hostSpecs, [METRICS_CLUSTER]: [] }, logLevel: "warn" });
+    this.h = await TestHost.create({ wasm: WASM, configuration: this.configuration, clusters: { [CLUSTER]: this.hostSpecs, [METRICS_CLUSTER]: [] }, redisClusters: [REDIS_CLUSTER], logLevel: "warn" });
     if (!this.h.configured.every(Boolean)) throw new Error(`fuzz configuration refused: ${this.h.logMessages("warn").join(" | ")}`);
     return this.h;
   }

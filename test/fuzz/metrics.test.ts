@@ -6,7 +6,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { TestHost } from "../../host-test/facade/index.js";
-import { CLUSTER, FUZZ_SEED, FUZZ_TIMEOUT_MS, HOSTS, METRICS_CLUSTER, WASM, outcome, runs } from "./fuzz-host.js";
+import { CLUSTER, FUZZ_SEED, FUZZ_TIMEOUT_MS, HOSTS, METRICS_CLUSTER, REDIS_CLUSTER, WASM, outcome, runs } from "./fuzz-host.js";
 import { mutatedMetrics, randomMetrics } from "./arbitraries.js";
 
 const dir = "test/fixtures/metrics";
@@ -42,7 +42,7 @@ describe("fuzz: /metrics texts through the release .wasm", () => {
   const opened: TestHost[] = [];
   afterAll(() => { for (const h of opened) h.close(); });
   const make = async (configuration: object, ts: string[]) => {
-    const h = await TestHost.create({ wasm: WASM, configuration, clusters: { [CLUSTER]: hostsWith(ts), [METRICS_CLUSTER]: [] }, logLevel: "warn" });
+    const h = await TestHost.create({ wasm: WASM, configuration, clusters: { [CLUSTER]: hostsWith(ts), [METRICS_CLUSTER]: [] }, redisClusters: [REDIS_CLUSTER], logLevel: "warn" });
     opened.push(h);
     expect(h.configured.every(Boolean)).toBe(true);
     return h;

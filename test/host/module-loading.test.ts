@@ -62,7 +62,7 @@ describe("plugin start", () => {
   });
 
   it("the Higress imports are available to a 0_2_100 module", async () => {
-    const h = await TestHost.create({ wasm: higress, configuration: "redis=outbound|6379||redis.static" });
+    const h = await TestHost.create({ wasm: higress, configuration: "redis=outbound|6379||redis.static", redisClusters: ["outbound|6379||redis.static"] });
     expect(h.logMessages()).toContain("redis_init status=0");
   });
 

@@ -35,17 +35,17 @@ const replies = (h: TestHost) => h.logMessages().filter((m) => m.startsWith("red
 
 describe("one client per cluster per worker (recorded calls)", () => {
   it("a second plugin's redis_init fails the first plugin's call in flight on that worker", async () => {
-    const a = await TestHost.create({ wasm: higress, clusters, configuration: `redis=${RC};user=alice;pass=pw-a` });
+    const a = await TestHost.create({ wasm: higress, clusters, redisClusters: [RC], configuration: `redis=${RC};user=alice;pass=pw-a` });
     a.stream({ headers: { "x-redis-cmd": "GET k" } }).sendRequestHeaders(true);
     expect(a.redisCalls).toHaveLength(1);
-    const b = await a.addPlugin({ wasm: higress, clusters, configuration: `redis=${RC};user=bob;pass=pw-b` });
+    const b = await a.addPlugin({ wasm: higress, clusters, redisClusters: [RC], configuration: `redis=${RC};user=bob;pass=pw-b` });
     expect(replies(a)).toEqual(["redis_reply status=1 size=0 reply="]);
     expect(a.backend.redisInits.get(`0|${RC}`)?.username).toBe("bob");
     expect(b.backend.redisReinitCloses).toBe(1);
   });
 
   it("a re-init by another stream of the same plugin fails this stream's call; other workers keep theirs", async () => {
-    const h = await TestHost.create({ wasm: higress, clusters, configuration: `redis=${RC}`, workers: 2 });
+    const h = await TestHost.create({ wasm: higress, clusters, redisClusters: [RC], configuration: `redis=${RC}`, workers: 2 });
     h.stream({ vm: 0, headers: { "x-redis-cmd": "GET a" } }).sendRequestHeaders(true);
     h.stream({ vm: 1, headers: { "x-redis-cmd": "GET b" } }).sendRequestHeaders(true);
     h.stream({ vm: 0, headers: { "x-redis-reinit": "1" } }).sendRequestHeaders(true);
@@ -54,7 +54,7 @@ describe("one client per cluster per worker (recorded calls)", () => {
   });
 
   it("Higress >= 2.2.4 (close-if-changed): the same settings again close nothing", async () => {
-    const h = await TestHost.create({ wasm: higress, clusters, configuration: `redis=${RC}`, profile: { redisReinit: "close-if-changed" } });
+    const h = await TestHost.create({ wasm: higress, clusters, redisClusters: [RC], configuration: `redis=${RC}`, profile: { redisReinit: "close-if-changed" } });
     h.stream({ headers: { "x-redis-cmd": "GET a" } }).sendRequestHeaders(true);
     h.stream({ headers: { "x-redis-reinit": "1" } }).sendRequestHeaders(true);
     expect(h.redisCalls).toHaveLength(1);
@@ -74,7 +74,7 @@ describe("one client per cluster per worker (recorded calls)", () => {
 
 describe("one client per cluster per worker (real redis)", () => {
   it("the last init's credentials apply to every plugin's calls on the worker", async () => {
-    const opts = { wasm: higress, clusters, redis: { url: server.url } } as const;
+    const opts = { wasm: higress, clusters, redisClusters: [RC], redis: { url: server.url } };
     const a = await TestHost.create({ ...opts, configuration: `redis=${RC};user=alice;pass=pw-a` });
     try {
       a.stream({ headers: { "x-redis-cmd": "ACL WHOAMI" } }).sendRequestHeaders(true);

@@ -20,7 +20,7 @@ const clusters = { "outbound|8000||vllm.static": [{ address: "10.0.0.1:8000" }, 
 
 describe("recorded redis calls", () => {
   it("sends the raw RESP query, answers with a 3-mod-4 token on the root context, and continues the stream", async () => {
-    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}?db=2`, clusters });
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}?db=2`, clusters, redisClusters: [RC] });
     const s = h.stream({ headers: { "x-redis-cmd": "INCR k" } });
     s.sendRequestHeaders(true);
     expect(s.forwarded).toBeNull();
@@ -37,7 +37,7 @@ describe("recorded redis calls", () => {
   });
 
   it("tokens are unique across calls", async () => {
-    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC] });
     for (let i = 0; i < 3; i++) h.stream({ headers: { "x-redis-cmd": "GET k" } }).sendRequestHeaders(true);
     const tokens = h.logMessages().filter((m) => m.startsWith("redis_call")).map((m) => Number(m.match(/token=(\d+)/)![1]));
     expect(new Set(tokens).size).toBe(3);
@@ -45,14 +45,14 @@ describe("recorded redis calls", () => {
   });
 
   it("fail() is a NetworkError: status 1, size 0", async () => {
-    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC] });
     h.stream({ headers: { "x-redis-cmd": "GET k" } }).sendRequestHeaders(true);
     h.redisCalls[0].fail();
     expect(h.logMessages().find((m) => m.startsWith("redis_reply"))).toMatch(/status=1 size=0 reply=$/);
   });
 
   it("a call unanswered within the redis_init timeout ends as NetworkError (manual clock)", async () => {
-    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC] });
     h.stream({ headers: { "x-redis-cmd": "GET k" } }).sendRequestHeaders(true);
     h.advance(999);
     expect(h.logMessages().some((m) => m.startsWith("redis_reply"))).toBe(false);
@@ -70,7 +70,7 @@ describe("recorded redis calls: the connection's one op timer", () => {
   const failed = (h: TestHost) => h.logMessages().filter((m) => m.startsWith("redis_reply") && / status=1 /.test(m)).length;
 
   it("a later call does not restart the timer: sent just before it fires, it fails with the first, early", async () => {
-    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC] });
     send(h, "GET a");
     h.advance(900);
     send(h, "GET b");
@@ -83,7 +83,7 @@ describe("recorded redis calls: the connection's one op timer", () => {
   });
 
   it("every reply restarts the timer: a call outlives the op timeout while others are answered", async () => {
-    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC] });
     send(h, "GET slow");
     send(h, "GET b");
     send(h, "GET c");
@@ -100,7 +100,7 @@ describe("recorded redis calls: the connection's one op timer", () => {
   });
 
   it("with nothing pending the timer is off; the next call arms it anew, and after it fired a new connection starts", async () => {
-    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC] });
     send(h, "GET a");
     h.advance(500);
     h.redisCalls[0].reply(":1\r\n");
@@ -118,7 +118,7 @@ describe("recorded redis calls: the connection's one op timer", () => {
   });
 
   it("each worker has its own connection and timer", async () => {
-    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, workers: 2 });
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC], workers: 2 });
     send(h, "GET a", 0);
     h.advance(600);
     send(h, "GET b", 1);
@@ -129,7 +129,7 @@ describe("recorded redis calls: the connection's one op timer", () => {
   });
 
   it("op timeout 0 is a 0 ms timer, not none: the call fails at the clock's next step", async () => {
-    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC};timeout=0`, clusters });
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC};timeout=0`, clusters, redisClusters: [RC] });
     send(h, "GET a");
     expect(h.redisCalls).toHaveLength(1);
     h.advance(0);
@@ -138,7 +138,7 @@ describe("recorded redis calls: the connection's one op timer", () => {
   });
 
   it("an unreachable Redis: calls wait for the cluster's connect timeout (10 s), not the op timeout, then fail together", async () => {
-    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC] });
     h.backend.redisUnreachable.add(RC);
     send(h, "GET a");
     h.advance(9000);
@@ -155,7 +155,7 @@ describe("recorded redis calls: the connection's one op timer", () => {
   });
 
   it("a re-init closes the connection: its pending calls fail at once (not timed out)", async () => {
-    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC] });
     send(h, "GET a");
     h.stream({ headers: { "x-redis-reinit": "1" } }).sendRequestHeaders(true);
     expect(h.redisHistory[0].settled && !h.redisHistory[0].timedOut).toBe(true);
@@ -165,7 +165,7 @@ describe("recorded redis calls: the connection's one op timer", () => {
 
 describe("recorded redis calls (continued)", () => {
   it("a cluster nobody initialised (no such Redis cluster) is refused (BadArgument) and no call is made", async () => {
-    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC] });
     const s = h.stream({ headers: { "x-redis-cmd": "GET k", "x-redis-cluster": "outbound|6380||other" } });
     s.sendRequestHeaders(true);
     expect(h.logMessages()).toContain("redis_call status=2 token=0 mod4=0");
@@ -173,13 +173,23 @@ describe("recorded redis calls (continued)", () => {
     expect(s.forwarded?.ended).toBe(true);
   });
 
+  it("redis_init on a cluster that does not exist is BadArgument and initialises nothing (Envoy: no thread-local cluster)", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: "redis=outbound|6380||nowhere.static?db=1", clusters, redisClusters: [RC] });
+    expect(h.logMessages()).toContain("redis_init status=2");
+    expect(h.backend.redisInits.size).toBe(0);
+    // And the name stays unknown: a call on it is refused too.
+    h.stream({ headers: { "x-redis-cmd": "GET k" } }).sendRequestHeaders(true);
+    expect(h.logMessages()).toContain("redis_call status=2 token=0 mod4=0");
+    expect(h.redisCalls).toHaveLength(0);
+  });
+
   it("redis_init is per worker: each worker has its own client for the cluster", async () => {
-    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, workers: 2 });
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC], workers: 2 });
     expect([...h.backend.redisInits.keys()].sort()).toEqual([`0|${RC}`, `1|${RC}`]);
   });
 
   it("the reply after the client aborted is handled without touching the stream", async () => {
-    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC] });
     const s = h.stream({ headers: { "x-redis-cmd": "GET k" } });
     s.sendRequestHeaders(true);
     s.abort();
@@ -190,7 +200,7 @@ describe("recorded redis calls (continued)", () => {
   });
 
   it("the guest can answer locally from the reply callback", async () => {
-    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters });
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC] });
     const s = h.stream({ headers: { "x-redis-cmd": "INCR k", "x-after-redis": "local" } });
     s.sendRequestHeaders(true);
     h.redisCalls[0].reply(":100\r\n");
@@ -208,7 +218,7 @@ describe("recorded redis calls (continued)", () => {
 
 describe("real redis", () => {
   it("queries reach redis-server and raw replies come back", async () => {
-    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redis: { url: redis.url } });
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC], redis: { url: redis.url } });
     try {
       const a = h.stream({ headers: { "x-redis-cmd": "INCR facade-counter" } });
       a.sendRequestHeaders(true);
@@ -224,8 +234,18 @@ describe("real redis", () => {
     }
   });
 
+  it("redis_init on a cluster that does not exist is BadArgument with a real Redis too", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redis: { url: redis.url } });
+    try {
+      expect(h.logMessages()).toContain("redis_init status=2");
+      expect(h.backend.sharedRedis.keys()).toEqual([]);
+    } finally {
+      h.close();
+    }
+  });
+
   it("an unreachable redis is a NetworkError", async () => {
-    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redis: { url: "redis://127.0.0.1:1" } });
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC], redis: { url: "redis://127.0.0.1:1" } });
     try {
       h.stream({ headers: { "x-redis-cmd": "GET k" } }).sendRequestHeaders(true);
       await h.redisIdle();

@@ -70,7 +70,7 @@ describe("proxy_set_upstream_override_host", () => {
   });
 
   it("set after a redis reply, before forwarding, is honoured", async () => {
-    const h = await TestHost.create({ wasm: higress, configuration: "redis=r", clusters: hosts() });
+    const h = await TestHost.create({ wasm: higress, configuration: "redis=r", redisClusters: ["r"], clusters: hosts() });
     const s = h.stream({ headers: { "x-redis-cmd": "GET pick", "x-after-redis": "override:10.0.0.3:8000" } });
     s.sendRequestHeaders(true);
     h.redisCalls[0].reply("$12\r\n10.0.0.3:8000\r\n");

@@ -55,7 +55,7 @@ describe("VM recovery after a trap", () => {
 
   it("the recovered VM runs redis_init again and its calls work", async () => {
     const RC = "outbound|6379||redis.static";
-    const h = await TestHost.create({ wasm: higress, clusters, configuration: `redis=${RC}` });
+    const h = await TestHost.create({ wasm: higress, clusters, redisClusters: [RC], configuration: `redis=${RC}` });
     h.stream({ headers: { "x-redis-cmd": "GET k" } }).sendRequestHeaders(true);
     // A trap while the VM holds a stream: that stream fails closed when its reply comes.
     h.vms[0].fail("test trap");

@@ -4,6 +4,8 @@ import { expect } from "vitest";
 import { TestHost, type HostSpec, type TestHostOptions } from "../../host-test/facade/index.js";
 
 export const WASM = "build/ai-load-balancer.wasm";
+/** The Redis cluster the configurations name (serviceFQDN redis.static, port 6379). */
+export const REDIS_CLUSTER = "outbound|6379||redis.static";
 export const CLUSTER = "outbound|8000||vllm.static";
 export const METRICS_CLUSTER = "llm-metrics-original-dst";
 export const A = "10.0.0.1:8000";
@@ -26,7 +28,7 @@ export function metricsConfig(lbConfig: Record<string, unknown> = {}): object {
 }
 
 export async function makeHost(configuration: object, hosts: HostSpec[], extra: Partial<TestHostOptions> = {}): Promise<TestHost> {
-  const h = await TestHost.create({ wasm: WASM, configuration, clusters: { [CLUSTER]: hosts, [METRICS_CLUSTER]: [] }, logLevel: "warn", ...extra });
+  const h = await TestHost.create({ wasm: WASM, configuration, clusters: { [CLUSTER]: hosts, [METRICS_CLUSTER]: [] }, redisClusters: [REDIS_CLUSTER], logLevel: "warn", ...extra });
   expect(h.configured.every(Boolean)).toBe(true);
   return h;
 }

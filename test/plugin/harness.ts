@@ -18,7 +18,8 @@ export function glrConfig(extra: Record<string, unknown> = {}): object {
 }
 
 export async function host(opts: Partial<TestHostOptions> & { configuration: object | string }): Promise<TestHost> {
-  return TestHost.create({ wasm: WASM, clusters: { [CLUSTER]: hosts(4) }, logLevel: "info", ...opts });
+  // The Redis cluster the configurations name exists (Envoy: redis_init on any other is BadArgument).
+  return TestHost.create({ wasm: WASM, clusters: { [CLUSTER]: hosts(4) }, redisClusters: [REDIS_CLUSTER], logLevel: "info", ...opts });
 }
 
 export const CHAT_BODY = JSON.stringify({ model: "m", messages: [{ role: "user", content: "hello" }], max_tokens: 16 });

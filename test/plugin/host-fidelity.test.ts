@@ -17,7 +17,7 @@ const body = JSON.stringify({ model: "m", messages: [{ role: "system", content: 
 
 /** The prefix keys (`...:p:<model tag>:<sha1>`) of the first Redis query the plugin sends for `body` cut into `parts` chunks. */
 async function firstQuery(bodyView: "1.32" | "pre-1.32", parts: number): Promise<string> {
-  const h = await TestHost.create({ wasm: WASM, configuration: prefixConfig, clusters: { [CLUSTER]: hosts(3) }, profile: { bodyView } });
+  const h = await TestHost.create({ wasm: WASM, configuration: prefixConfig, clusters: { [CLUSTER]: hosts(3) }, redisClusters: [REDIS_CLUSTER], profile: { bodyView } });
   const s = h.stream({ method: "POST", path: "/v1/chat/completions", cluster: CLUSTER, route: "llm", headers: { "content-type": "application/json" } });
   s.sendRequestHeaders(false);
   const step = Math.ceil(body.length / parts);
@@ -38,7 +38,7 @@ describe("body views", () => {
 
 describe("a neighbour plugin on the same Redis cluster", () => {
   it("this plugin's failed call is not followed by a re-init that would fail the neighbour's call in flight", async () => {
-    const lb = await TestHost.create({ wasm: WASM, configuration: glrConfig(), clusters: { [CLUSTER]: hosts(2) }, redis: { url: redis.url } });
+    const lb = await TestHost.create({ wasm: WASM, configuration: glrConfig(), clusters: { [CLUSTER]: hosts(2) }, redisClusters: [REDIS_CLUSTER], redis: { url: redis.url } });
     try {
       const neighbour = await lb.addPlugin({ wasm: higress, configuration: `redis=${REDIS_CLUSTER}`, clusters: { [CLUSTER]: hosts(2) } });
       const closesAfterStart = lb.backend.redisReinitCloses;

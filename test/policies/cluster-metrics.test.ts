@@ -8,7 +8,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import { TestHost } from "../../host-test/facade/index.js";
 import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
-import { WASM } from "../plugin/harness.js";
+import { REDIS_CLUSTER, WASM } from "../plugin/harness.js";
 
 const A = "outbound|80||svc-a.static";
 const B = "outbound|80||svc-b.static";
@@ -27,6 +27,7 @@ async function cmHost(lbConfig: Record<string, unknown>, extra: Record<string, u
     configuration: { lb_type: "cluster", lb_policy: "cluster_metrics", lb_config: { service_list: [A, B, C], ...lbConfig } },
     // The facade forwards to the stream's routed cluster (the gateway test routes by the header).
     clusters: { [A]: [{ address: "10.0.1.1:80" }] },
+    redisClusters: [REDIS_CLUSTER],
     ...extra,
   });
 }

@@ -26,8 +26,23 @@ function bySchema(config: unknown): Verdict {
   return { ok, why: ok ? "" : JSON.stringify(validate.errors?.slice(0, 3)) };
 }
 
+/**
+ * The Redis clusters a configuration names (`outbound|<servicePort>||<serviceFQDN>`, Higress's
+ * cluster naming), at any depth: they exist, as in a gateway set up for the configuration (Envoy's
+ * redis_init on a cluster that does not exist is BadArgument and the plugin warns).
+ */
+function redisClustersOf(config: unknown, out: string[] = []): string[] {
+  if (Array.isArray(config)) for (const v of config) redisClustersOf(v, out);
+  else if (config !== null && typeof config === "object") {
+    const o = config as Obj;
+    if (typeof o.serviceFQDN === "string" && typeof o.servicePort === "number") out.push(`outbound|${o.servicePort}||${o.serviceFQDN}`);
+    for (const v of Object.values(o)) redisClustersOf(v, out);
+  }
+  return out;
+}
+
 async function byPlugin(config: unknown): Promise<Verdict> {
-  const h = await TestHost.create({ wasm, configuration: config as object, logLevel: "warn" });
+  const h = await TestHost.create({ wasm, configuration: config as object, logLevel: "warn", redisClusters: redisClustersOf(config) });
   try {
     const ok = h.configured.every(Boolean);
     return { ok, why: h.logs("warn").map((r) => r.message).join("; ") };

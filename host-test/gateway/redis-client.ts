@@ -18,6 +18,12 @@
 //   is pending, re-armed on every reply while calls remain, disarmed when none remain. When it
 //   fires, Envoy closes the connection: EVERY pending call fails (null), and the late reply dies
 //   with the socket, so it can never be matched to a later call. The next call reconnects.
+//   (raw_client_impl.cc, higress-group/envoy envoy-1.27: makeRawRequest L86-94, onRawResponse
+//   L190-197, onConnectOrOpTimeout L99-113, onEvent L145-160.)
+// - Op timeout 0 is a 0 ms timer, not "none" (AsyncClientConfig keeps milliseconds(0); Envoy's
+//   TimerImpl adds it to libevent with a zero timeval: it fires on the next loop iteration). Node
+//   clamps setTimeout(0) to 1 ms, which would let a fast local reply in first (kinder), so a 0 ms
+//   timer is a setImmediate: it fires before the socket is read again, and every call fails.
 // - Connection error/close and malformed replies (Envoy closes on ProtocolError) fail all pending
 //   calls with null; the next call reconnects.
 // - Write batching (Envoy raw_client_impl.cc makeRawRequest): a request is encoded into a
@@ -63,7 +69,7 @@ interface Connection {
   ready: boolean;
   pending: PendingCall[];
   inbox: Buffer;
-  timer: NodeJS.Timeout | null;
+  timer: NodeJS.Timeout | NodeJS.Immediate | null;
   timerMs: number;
   /** Encoded requests not yet written (Envoy's encoder buffer) and its flush timer. */
   outbox: Buffer[];
@@ -78,7 +84,7 @@ export class RedisClusterClient {
   private conn: Connection | null = null;
   private closed = false;
 
-  constructor(private readonly opts: RedisClusterClientOptions) {}
+  constructor(readonly opts: RedisClusterClientOptions) {}
 
   /** True while a TCP connection is established (not while connecting). */
   get connected(): boolean {
@@ -213,14 +219,16 @@ export class RedisClusterClient {
 
   private armTimer(conn: Connection, ms: number): void {
     // Re-armed with the same duration: refresh() restarts it from now, as a new timer would.
-    if (conn.timer !== null && conn.timerMs === ms) { conn.timer.refresh(); return; }
+    if (conn.timer !== null && conn.timerMs === ms && ms > 0) { (conn.timer as NodeJS.Timeout).refresh(); return; }
     this.disarmTimer(conn);
-    conn.timer = setTimeout(() => this.fail(conn), ms);
+    conn.timer = ms > 0 ? setTimeout(() => this.fail(conn), ms) : setImmediate(() => this.fail(conn));
     conn.timerMs = ms;
   }
 
   private disarmTimer(conn: Connection): void {
-    if (conn.timer) clearTimeout(conn.timer);
+    const t = conn.timer;
     conn.timer = null;
+    if (t === null) return;
+    if (conn.timerMs > 0) clearTimeout(t as NodeJS.Timeout); else clearImmediate(t as NodeJS.Immediate);
   }
 }

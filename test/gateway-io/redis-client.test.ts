@@ -163,6 +163,21 @@ describe("RedisClusterClient", () => {
     expect(c.connected).toBe(true);
   });
 
+  it("op timeout 0 is a 0 ms timer, not none: every call fails, even to a Redis on this machine that answers at once", async () => {
+    let accepted = 0;
+    const counting = net.createServer((sock) => { accepted++; sock.on("data", () => sock.write("+PONG\r\n")); });
+    await new Promise<void>((r) => counting.listen(0, "127.0.0.1", () => r()));
+    try {
+      const port = (counting.address() as net.AddressInfo).port;
+      const c = new RedisClusterClient({ host: "127.0.0.1", port, timeoutMs: 0, connectTimeoutMs: 1000 });
+      clients.push(c);
+      for (let i = 0; i < 5; i++) expect(await cmd(c, "PING")).toBeNull();
+      expect(accepted).toBe(5); // each call connected, then its op timer fired before any reply was read
+    } finally {
+      counting.close();
+    }
+  });
+
   it("fails calls during an outage and recovers when the server is back", async () => {
     const own = await startRedis();
     try {

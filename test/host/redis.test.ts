@@ -244,6 +244,17 @@ describe("real redis", () => {
     }
   });
 
+  it("the connection is bounded by the cluster's connect timeout (10 s by default), not by the op timeout", async () => {
+    for (const [opts, want] of [[{}, 10_000], [{ redisConnectTimeoutMs: 250 }, 250]] as const) {
+      const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC};timeout=5`, clusters, redisClusters: [RC], redis: { url: redis.url }, ...opts });
+      try {
+        expect(h.backend.sharedRedis.client(0, RC, { host: "unused", port: 0 }).opts).toMatchObject({ timeoutMs: 5, connectTimeoutMs: want });
+      } finally {
+        h.close();
+      }
+    }
+  });
+
   it("an unreachable redis is a NetworkError", async () => {
     const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC], redis: { url: "redis://127.0.0.1:1" } });
     try {

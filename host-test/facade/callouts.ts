@@ -35,8 +35,15 @@ export class RecordedRedisCall {
     this.settle(Buffer.isBuffer(resp) ? resp : Buffer.from(resp, "utf8"), true);
   }
 
-  /** Answers with NetworkError (status 1, size 0). */
-  fail(): void { this.settle(null, false); }
+  /**
+   * NetworkError (status 1, size 0) by the only way Envoy produces one: the connection drops
+   * (closed by Redis, reset, a protocol error), so EVERY call pending on it fails at once, in send
+   * order (raw_client_impl.cc onEvent). Envoy has no way to fail one call alone.
+   */
+  fail(): void {
+    if (this.settled) throw new Error(`redis call to ${this.cluster} already answered`);
+    this.connection.close("dropped");
+  }
 
   /** The connection closed under the call (its timer fired, or a re-init closed it). */
   dropped(timedOut: boolean): void {

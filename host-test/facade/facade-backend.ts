@@ -124,7 +124,7 @@ export class FacadeBackend implements HostBackend {
     if (old && !(this.profile.redisReinit === "close-if-changed" && sameSettings(old, settings))) {
       // Re-initialising closes the shared client: every call in flight on it fails.
       this.redisReinitCloses++;
-      this.redisConnections.get(key)?.close();
+      this.redisConnections.get(key)?.close("reinit");
     }
     if (!this.redisInits.has(key) || !sameSettings(old!, settings)) this.redisInits.set(key, settings);
     return WasmResult.Ok;

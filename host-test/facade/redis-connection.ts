@@ -16,6 +16,10 @@
 //   keep being answered, and a call sent just before the timer fires fails early.
 // - When it fires the connection is closed (onConnectOrOpTimeout L112) and EVERY pending call
 //   fails at once with NetworkError (onEvent L145-154); the next call opens a new connection.
+// - That close is the only NetworkError Envoy's client has: a connection dropped by Redis, reset
+//   or closed on a protocol error fails every pending call the same way, so a recorded call's
+//   fail() drops its connection. Calls the failure callbacks make meanwhile fail with them
+//   (close() below).
 // - Op timeout 0 is a 0 ms timer, not "none" (AsyncClientConfig op_timeout_ is milliseconds(0);
 //   TimerImpl::enableTimer adds the libevent timer with a zero timeval: it fires on the next loop
 //   iteration). Here it fires at the clock's next advance(), even advance(0): a reply the test
@@ -24,13 +28,16 @@
 import type { ManualClock } from "./manual-clock.js";
 import type { RecordedRedisCall } from "./callouts.js";
 
+export type RedisCloseReason = "timeout" | "dropped" | "reinit";
+
 export class RecordedRedisConnection {
   /** Calls written on this connection and not yet answered, in send order. */
   readonly pending: RecordedRedisCall[] = [];
   connected: boolean;
+  /** Set when the close starts; calls written while its failures are delivered fail with them. */
   closed = false;
-  /** Why the connection closed: its timer fired ("timeout") or it was closed ("closed"). */
-  closedBy: "timeout" | "closed" | null = null;
+  /** Why it closed: its timer fired, the connection dropped (`fail()`), or a redis_init closed it. */
+  closedBy: RedisCloseReason | null = null;
   private cancelTimer: (() => void) | null = null;
 
   constructor(
@@ -48,10 +55,11 @@ export class RecordedRedisConnection {
   /** A call written on the connection (makeRawRequest). */
   add(call: RecordedRedisCall): void {
     this.pending.push(call);
+    if (this.closed) return; // written during the close: failed by its loop below
     if (this.connected && this.pending.length === 1) this.arm(this.opTimeoutMs);
   }
 
-  /** A call leaves the pipeline: answered (`replied`, the timer restarts) or failed alone. */
+  /** A call leaves the pipeline: answered (`replied`, the timer restarts) or dropped. */
   settled(call: RecordedRedisCall, replied: boolean): void {
     const i = this.pending.indexOf(call);
     if (i < 0) return;
@@ -60,15 +68,25 @@ export class RecordedRedisConnection {
     else if (replied) this.arm(this.opTimeoutMs);
   }
 
-  /** Closes the connection: every pending call fails with NetworkError (RawClientImpl::onEvent). */
-  close(by: "timeout" | "closed" = "closed"): void {
+  /**
+   * Closes the connection: every pending call fails with NetworkError, in send order
+   * (RawClientImpl::onEvent L145-154). The guest's failure callbacks run inside that loop, and the
+   * worker's client still maps the host to this connection until the loop is over (its own
+   * onEvent comes after the raw client's, async_client_impl.cc L162-168), so a call a callback
+   * makes is written here and fails in the same loop. A redis_init's close is different: it runs
+   * inside a VM call, Envoy defers the callbacks until the call returns (context.cc
+   * onRedisCallFailure, current_context_), and by then the client was replaced: the connection
+   * leaves the client first.
+   */
+  close(by: RedisCloseReason): void {
     if (this.closed) return;
     this.closed = true;
     this.closedBy = by;
     this.connected = false;
     this.disarm();
+    if (by === "reinit") this.onClose(this);
+    for (let call = this.pending.shift(); call; call = this.pending.shift()) call.dropped(by === "timeout");
     this.onClose(this);
-    for (const call of this.pending.splice(0)) call.dropped(by === "timeout");
   }
 
   private arm(ms: number): void {

@@ -51,6 +51,39 @@ describe("recorded redis calls", () => {
     expect(h.logMessages().find((m) => m.startsWith("redis_reply"))).toMatch(/status=1 size=0 reply=$/);
   });
 
+  it("fail() drops the connection, the only NetworkError Envoy has: every call pending on it fails, in send order", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC], workers: 2 });
+    for (const k of ["a", "b", "c"]) h.stream({ vm: 0, headers: { "x-redis-cmd": `GET ${k}` } }).sendRequestHeaders(true);
+    h.stream({ vm: 1, headers: { "x-redis-cmd": "GET other-worker" } }).sendRequestHeaders(true);
+    const [a, b, c] = h.redisCalls;
+    b.fail();
+    expect([a, b, c].map((x) => x.settled && !x.timedOut)).toEqual([true, true, true]);
+    const tokens = h.logs("info", { vm: 0 }).map((r) => r.message).filter((m) => m.startsWith("redis_call")).map((m) => m.match(/token=(\d+)/)![1]);
+    const failedTokens = h.logMessages().filter((m) => m.startsWith("redis_reply")).map((m) => m.match(/token=(\d+) status=1/)![1]);
+    expect(failedTokens).toEqual(tokens);
+    expect(h.redisCalls.map((x) => x.vm)).toEqual([1]); // another worker's connection
+  });
+
+  it("a call a failure callback makes fails in the same close (the client still holds the closing connection)", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC] });
+    const s = h.stream({ headers: { "x-redis-cmd": "GET a", "x-after-redis": "call:GET retry" } });
+    s.sendRequestHeaders(true);
+    h.advance(1000); // the op timer fires: GET a fails, its callback sends GET retry, which fails too
+    expect(h.redisHistory.map((c) => [c.text.includes("retry"), c.settled])).toEqual([[false, true], [true, true]]);
+    expect(h.logMessages().filter((m) => m.startsWith("redis_reply")).map((m) => / status=1 /.test(m))).toEqual([true, true]);
+    expect(s.forwarded?.ended).toBe(true);
+    // Afterwards a new connection: the next call waits for its reply.
+    h.stream({ headers: { "x-redis-cmd": "GET b" } }).sendRequestHeaders(true);
+    expect(h.redisCalls).toHaveLength(1);
+  });
+
+  it("a call a callback makes after a re-init's close goes to the new connection (Envoy defers the callbacks past the VM call)", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC] });
+    h.stream({ headers: { "x-redis-cmd": "GET a", "x-after-redis": "call:GET retry" } }).sendRequestHeaders(true);
+    h.stream({ headers: { "x-redis-reinit": "1" } }).sendRequestHeaders(true);
+    expect(h.redisCalls.map((c) => c.text.includes("retry"))).toEqual([true]);
+  });
+
   it("a call unanswered within the redis_init timeout ends as NetworkError (manual clock)", async () => {
     const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC] });
     h.stream({ headers: { "x-redis-cmd": "GET k" } }).sendRequestHeaders(true);

@@ -2,9 +2,10 @@
 // Test guest for the Higress extensions (0_2_100): Redis calls answered on the root context and
 // acted upon through set_effective_context, upstream host listing, override host.
 // Configuration: "redis=<cluster>;user=<u>;pass=<p>;timeout=<ms>" (redis_init at configure,
-// user/pass optional, timeout 1000 by default, bare or inside a JSON string value). Request headers drive it: x-redis-reinit (redis_init
-// again, same settings), x-redis-cmd "INCR k" (call, then hold headers), x-after-redis
-// continue|local|override:<addr>|none,
+// user/pass optional, timeout 1000 by default, bare or inside a JSON string value). Request
+// headers drive it: x-redis-reinit (redis_init again, same settings), x-redis-cmd "INCR k" (call,
+// then hold headers), x-after-redis continue|local|override:<addr>|none|call:<cmd> (the last
+// sends <cmd> from the reply callback, then continues on its reply),
 // x-override <addr> (pin now), x-hosts (log get_upstream_hosts), x-late-override <addr> (pin in
 // response headers, too late).
 import { info, getHeader, getBuffer, bytesOf, RET_PTR, RET_LEN, clearRet, pairsToString, respCommand,
@@ -75,16 +76,23 @@ export function proxy_on_request_headers(ctx: u32, n: u32, eos: u32): u32 {
   if (ov.status == 0) info("override status=" + pinHost(ov.value).toString());
   const cmd = getHeader(0, "x-redis-cmd");
   if (cmd.status != 0) return 0;
-  const q = respCommand(cmd.value);
-  const c = bytesOf(getHeader(0, "x-redis-cluster").status == 0 ? getHeader(0, "x-redis-cluster").value : redisCluster);
+  const token = redisCall(getHeader(0, "x-redis-cluster").status == 0 ? getHeader(0, "x-redis-cluster").value : redisCluster, cmd.value, ctx);
+  if (token == 0) return 0;
+  const after = getHeader(0, "x-after-redis");
+  afterRedis.set(ctx, after.status == 0 ? after.value : "continue");
+  return 1;
+}
+
+/** Sends `cmd` for stream `ctx`; the token, or 0 when the call was refused. */
+function redisCall(cluster: string, cmd: string, ctx: u32): u32 {
+  const q = respCommand(cmd);
+  const c = bytesOf(cluster);
   const st = proxy_redis_call(changetype<usize>(c), c.byteLength, changetype<usize>(q), q.byteLength, RET_PTR);
   const token = load<u32>(RET_PTR);
   info("redis_call status=" + st.toString() + " token=" + token.toString() + " mod4=" + (token % 4).toString());
   if (st != 0) return 0;
   tokenToCtx.set(token, ctx);
-  const after = getHeader(0, "x-after-redis");
-  afterRedis.set(ctx, after.status == 0 ? after.value : "continue");
-  return 1;
+  return token;
 }
 
 export function proxy_on_redis_call_response(root: u32, token: u32, status: u32, size: u32): void {
@@ -102,6 +110,10 @@ export function proxy_on_redis_call_response(root: u32, token: u32, status: u32,
     const d = bytesOf("rate_limited"); const b = bytesOf("slow down");
     proxy_send_local_response(429, changetype<usize>(d), d.byteLength, changetype<usize>(b), b.byteLength, 0, 0, -1);
     return;
+  }
+  if (action.startsWith("call:")) {
+    afterRedis.set(ctx, "continue");
+    if (redisCall(redisCluster, action.substring(5), ctx) != 0) return;
   }
   if (action.startsWith("override:")) info("override status=" + pinHost(action.substring(9)).toString());
   if (action == "none") return;

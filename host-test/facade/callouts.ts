@@ -4,7 +4,8 @@
 // connection's (redis-connection.ts: one timer per worker and cluster, failing every pending call
 // at once as NetworkError); an http_call timeout or connect failure is the router's local reply
 // (504 / 503, http-callout.ts), only reset() gives the guest 0 headers. Failure behaviour:
-// answering twice, or answering a call whose connection never came up, is a test bug and throws.
+// answering twice, out of send order on a connection, or on a connection that never came up, is a
+// test bug and throws.
 import type { HttpCalloutResponse } from "../abi/backend.js";
 import { calloutFailure } from "../gateway/http-callout.js";
 import type { RecordedRedisConnection } from "./redis-connection.js";
@@ -28,10 +29,16 @@ export class RecordedRedisCall {
 
   /**
    * Answers with raw RESP bytes (status Ok); restarts the connection's op timer while other calls
-   * remain. A call on a connection that never came up (an unreachable Redis) cannot be answered.
+   * remain. Redis answers the calls of one connection in the order they were sent, and Envoy's
+   * client hands each reply to the oldest pending call (raw_client_impl.cc onRawResponse), so only
+   * the oldest call pending on its connection can be answered; nor can a call on a connection that
+   * never came up (an unreachable Redis).
    */
   reply(resp: Buffer | string): void {
     if (!this.settled && !this.connection.connected) throw new Error(`redis call to ${this.cluster}: the connection never came up, Redis cannot answer it`);
+    if (!this.settled && this.connection.pending[0] !== this) {
+      throw new Error(`redis call to ${this.cluster} answered before an older call on its connection: Redis answers in send order`);
+    }
     this.settle(Buffer.isBuffer(resp) ? resp : Buffer.from(resp, "utf8"), true);
   }
 

@@ -12,8 +12,10 @@
 // - Connected, a call that becomes pending with none before it arms the timer with the op timeout
 //   (makeRawRequest L92-94: "the first request on the pipeline"); a later call does NOT restart it.
 // - Every reply restarts it while calls remain pending, and disarms it when none remain
-//   (onRawResponse L193-197). So a call may outlive the op timeout indefinitely while other calls
-//   keep being answered, and a call sent just before the timer fires fails early.
+//   (onRawResponse L193-197). Replies come in send order (the reply goes to the oldest pending
+//   call, L171-181; callouts.ts reply() refuses any other), so a call may outlive the op timeout
+//   indefinitely while the calls ahead of it are answered slowly, and a call sent just before the
+//   timer fires fails early.
 // - When it fires the connection is closed (onConnectOrOpTimeout L112) and EVERY pending call
 //   fails at once with NetworkError (onEvent L145-154); the next call opens a new connection.
 // - That close is the only NetworkError Envoy's client has: a connection dropped by Redis, reset

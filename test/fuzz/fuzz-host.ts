@@ -49,7 +49,10 @@ export function saneReply(c: ScriptCall | null): string {
   return resp.int(0);
 }
 
-/** The reply to give a call: RESP bytes, null (network failure) or undefined (never answered: times out). */
+/**
+ * The reply to give a call: RESP bytes, null (network failure: its connection drops) or undefined
+ * (never answered: the calls after it on its connection wait too, until the op timer fires).
+ */
 export type Answer = (c: RecordedRedisCall, sc: ScriptCall | null) => string | Buffer | null | undefined;
 
 function isGrant(reply: string | Buffer): boolean {
@@ -62,6 +65,8 @@ function isGrant(reply: string | Buffer): boolean {
 export class FuzzHost {
   private h: TestHost | null = null;
   private seen = new WeakSet<RecordedRedisCall>();
+  /** Connections with a call left unanswered: nothing after it on them can be answered. */
+  private stalled = new WeakSet<RecordedRedisCall["connection"]>();
   /** How much of the host's redisHistory drain() has looked at. */
   private historyAt = 0;
   /** Lease id -> number of acquire / release calls naming it, over the current run. */
@@ -118,8 +123,12 @@ export class FuzzHost {
           if (this.settledRelease.has(lease)) this.repeats.push(`${lease}: released again after Redis ran its release`);
         }
         const r = answer(c, sc);
-        if (c.settled || r === undefined) continue;
+        if (c.settled) continue;
+        // Never answered: Redis answers in order, so every later call on that connection waits
+        // behind it (until the op timer drops the connection, or it drops).
+        if (r === undefined) { this.stalled.add(c.connection); continue; }
         if (r === null) { c.fail(); continue; }
+        if (this.stalled.has(c.connection)) continue;
         if (sc && lease && (sc.script === "acquire" || sc.script === "charge") && isGrant(r)) { this.granted.add(lease); this.totals.grants++; }
         if (sc && lease && sc.script === "release" && /^:-?\d+\r\n/.test(Buffer.from(r).toString("latin1"))) this.settledRelease.add(lease);
         c.reply(r);

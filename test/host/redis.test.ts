@@ -115,20 +115,20 @@ describe("recorded redis calls: the connection's one op timer", () => {
     expect(h.redisCalls).toHaveLength(0);
   });
 
-  it("every reply restarts the timer: a call outlives the op timeout while others are answered", async () => {
+  it("every reply restarts the timer: a call queued behind slow replies outlives the op timeout", async () => {
     const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC] });
-    send(h, "GET slow");
+    send(h, "GET a");
     send(h, "GET b");
     send(h, "GET c");
-    const [slow, b, c] = h.redisCalls;
+    const [a, b, c] = h.redisCalls;
+    h.advance(900);
+    a.reply("$-1\r\n"); // Redis answers in order, each reply within the op timeout of the last
     h.advance(900);
     b.reply("$-1\r\n");
-    h.advance(900);
-    c.reply("$-1\r\n");
-    h.advance(999); // 2799 ms after it was sent
-    expect(slow.settled).toBe(false);
+    h.advance(999); // 2799 ms after c was sent
+    expect(c.settled).toBe(false);
     h.advance(1);
-    expect(slow.timedOut).toBe(true);
+    expect(c.timedOut).toBe(true);
     expect(failed(h)).toBe(1);
   });
 
@@ -148,6 +148,19 @@ describe("recorded redis calls: the connection's one op timer", () => {
     expect(h.redisCalls).toHaveLength(1);
     h.advance(1);
     expect(failed(h)).toBe(2);
+  });
+
+  it("Redis answers a connection's calls in send order: a reply to a call behind an unanswered one is refused", async () => {
+    const h = await TestHost.create({ wasm: higress, configuration: `redis=${RC}`, clusters, redisClusters: [RC], workers: 2 });
+    send(h, "GET a", 0);
+    send(h, "GET b", 0);
+    send(h, "GET other", 1);
+    const [a, b, other] = h.redisCalls;
+    expect(() => b.reply(":2\r\n")).toThrow(/send order/);
+    other.reply(":3\r\n"); // another worker's connection: its own order
+    a.reply(":1\r\n");
+    b.reply(":2\r\n");
+    expect(h.redisCalls).toHaveLength(0);
   });
 
   it("each worker has its own connection and timer", async () => {

@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { CLUSTER, glrConfig, host, hosts, postChat } from "./harness.js";
 import type { TestHost } from "../../host-test/facade/index.js";
 import type { RecordedRedisCall } from "../../host-test/facade/callouts.js";
-import { isScriptQuery } from "../helpers/script-calls.js";
+import { isScriptQuery, scriptOf } from "../helpers/script-calls.js";
+import { parseReply } from "../../host-test/resp.js";
 
 const NS = `{llmlb:llm:${CLUSTER}}`;
 let h: TestHost | null = null;
@@ -153,10 +154,17 @@ describe("pick deadline", () => {
   it("steady traffic does not starve the background tick: an open stream's lease is renewed, the healer runs", async () => {
     h = await host({ configuration: glrConfig({ pickDeadlineMs: 20, timeout: 3000, leaseTTL: 3 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
     const seen: RecordedRedisCall[] = [];
+    // Redis answers every call, in order (one connection): picks, the clock probe, renewals, the healer.
     const answer = () => {
       for (const c of [...h!.redisCalls]) {
         if (!seen.includes(c)) seen.push(c);
+        const q = parseReply(c.query) as string[];
+        const script = scriptOf(q);
         if (c.text.includes(NS + ":seen")) c.reply(OK(hosts(2)[0].address));
+        else if (q[0] === "TIME") c.reply(`*2\r\n$10\r\n${Math.floor(h!.now / 1000)}\r\n$1\r\n0\r\n`);
+        else if (script === "renew") c.reply(":1\r\n");
+        else if (script === "reconcile") c.reply("*3\r\n:0\r\n:0\r\n:0\r\n");
+        else throw new Error(`unexpected call ${script ?? q[0]}`);
       }
     };
     postChat(h);

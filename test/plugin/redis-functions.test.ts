@@ -197,8 +197,10 @@ describe("replies that are not about functions", () => {
     const load = h.redisCalls.find((c) => (parseReply(c.query) as string[])[0] === "FUNCTION")!;
     expect((parseReply(load.query) as string[]).slice(0, 2)).toEqual(["FUNCTION", "LOAD"]);
     expect((parseReply(load.query) as string[])[2]).toBe(LIBRARY_TEXT);
+    // Redis answers in send order: the pick's EVALSHA went first.
+    expect(h.redisCalls.map((c) => (parseReply(c.query) as string[])[0])).toEqual(["EVALSHA", "FUNCTION"]);
+    h.redisCalls[0].reply("*3\r\n$2\r\nOK\r\n$13\r\n10.0.0.1:8000\r\n$1\r\n0\r\n");
     load.reply(`-ERR Library '${LIBRARY_NAME}' already exists\r\n`);
-    h.redisCalls.find((c) => (parseReply(c.query) as string[])[0] === "EVALSHA")!.reply("*3\r\n$2\r\nOK\r\n$13\r\n10.0.0.1:8000\r\n$1\r\n0\r\n");
     expect(h.metric("llmlb_redis_failures_total", { kind: "error_reply" }) ?? 0).toBe(0);
     postChat(h);
     expect((parseReply(h.redisCalls.at(-1)!.query) as string[])[0]).toBe("FCALL");

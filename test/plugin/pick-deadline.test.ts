@@ -163,7 +163,8 @@ describe("pick deadline", () => {
         if (c.text.includes(NS + ":seen")) c.reply(OK(hosts(2)[0].address));
         else if (q[0] === "TIME") c.reply(`*2\r\n$10\r\n${Math.floor(h!.now / 1000)}\r\n$1\r\n0\r\n`);
         else if (script === "renew") c.reply(":1\r\n");
-        else if (script === "reconcile") c.reply("*3\r\n:0\r\n:0\r\n:0\r\n");
+        // Each healer call settles something, so it runs every tick (an idle one backs off).
+        else if (script === "reconcile") c.reply("*3\r\n:1\r\n:0\r\n:0\r\n");
         else throw new Error(`unexpected call ${script ?? q[0]}`);
       }
     };

@@ -63,8 +63,10 @@ export class Plugin {
       if (c.usesRedis()) {
         this.clientFor(c);
         needTick = true;
-        // A fifth of the deadline: an expired pick is noticed within deadline + deadline / 5.
-        const t = max<i64>(1, c.pickDeadlineMs / 5);
+        // A fifth of the wait (the deadline, never past the Redis timeout: Pool.pickWaitMs): an
+        // expired pick is noticed within wait + wait / 5.
+        const wait = c.redis !== null ? min<i64>(c.pickDeadlineMs, <i64>c.redis!.timeoutMs) : c.pickDeadlineMs;
+        const t = max<i64>(1, wait / 5);
         fastMs = fastMs == 0 ? t : min(fastMs, t);
       }
       // Held requests (predicted_latency's sloHoldMs) are re-evaluated on the short tick.

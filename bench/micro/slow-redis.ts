@@ -15,7 +15,7 @@ const STEP = 5;
 
 async function run(rtt: number): Promise<string> {
   const h = await TestHost.create({
-    wasm: WASM, clusters: { [CLUSTER]: HOSTS }, logLevel: "error", redis: "record",
+    wasm: WASM, clusters: { [CLUSTER]: HOSTS }, redisClusters: ["outbound|6379||redis.static"], logLevel: "error", redis: "record",
     configuration: { lb_policy: "global_least_request", lb_config: { serviceFQDN: "redis.static", servicePort: 6379, timeout: 3000 } },
   });
   const sentAt = new Map<object, number>();
@@ -41,6 +41,9 @@ async function run(rtt: number): Promise<string> {
     }
   }
   const viaRedis = h.metric("llmlb_picks_total", { policy: "global_least_request", reason: "least_request" });
+  // A Redis faster than the deadline must carry the picks: otherwise the set-up is wrong (e.g. the
+  // Redis cluster not declared, so redis_init fails and every pick falls back).
+  if (rtt < 50 && viaRedis === 0) throw new Error(`no pick went through a Redis of ${rtt} ms: the set-up is wrong`);
   const waited = waits.filter((w) => w >= 50).length;
   h.close();
   return `| ${rtt} | ${waits.length} | ${(100 * waited / waits.length).toFixed(0)}% | ${viaRedis} |`;

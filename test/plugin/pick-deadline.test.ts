@@ -32,6 +32,16 @@ describe("pick deadline", () => {
     expect(misses(h)).toBe(1);
   });
 
+  it("pickDeadlineMs above the Redis timeout: a pick waits the timeout, measured by the plugin, and the short tick is a fifth of that", async () => {
+    h = await host({ configuration: glrConfig({ pickDeadlineMs: 2000, timeout: 500 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
+    const { s } = postChat(h);
+    expect(tickOf(h)).toBe(100);
+    h.advance(499);
+    expect(s.forwarded).toBeNull();
+    h.advance(101);
+    expect(s.forwarded!.upstream.via).toBe("override"); // by the fallback, within the wait + a fifth
+  });
+
   it("without a pick waiting the tick is back at 500 ms after the next short tick: a deadline is noticed only by short ticks", async () => {
     h = await host({ configuration: glrConfig({ pickDeadlineMs: 20, timeout: 3000 }), redis: "record", clusters: { [CLUSTER]: hosts(2) } });
     postChat(h);

@@ -57,6 +57,20 @@ describe("candidate sets", () => {
     expect((await pool.acquireWithSync({ leaseId: "l2", hosts })).status).toBe("OK");
   });
 
+  it("a list synced less than half its lifetime ago is not synced again (one VM of a fleet does it), until then", async () => {
+    const pool = new Pool(redis);
+    const hosts = hostList(300);
+    const calls = async (name: string) => Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, "m").exec(await redis.info("commandstats"))?.[1] ?? 0);
+    expect((await pool.acquire({ leaseId: "first", fp: "x", hosts, candTtlMs: 4000 })).status).toBe("OK");
+    const sadd = await calls("sadd");
+    for (let i = 0; i < 10; i++) expect((await pool.acquire({ leaseId: `vm${i}`, fp: "x", hosts, candTtlMs: 4000, rnd: i + 1 })).status).toBe("OK");
+    expect(await calls("sadd")).toBe(sadd); // nine VMs' resends: nothing rewritten
+    await redis.pexpire(pool.candKey("x"), 1900); // as 2.1 s later: past half the set's lifetime
+    expect((await pool.acquire({ leaseId: "later", fp: "x", hosts, candTtlMs: 4000 })).status).toBe("OK");
+    expect(await calls("sadd")).toBe(sadd + 2); // synced in full: one SADD per 200 hosts (ARG_CHUNK)
+    expect(await redis.pttl(pool.candKey("x"))).toBeGreaterThan(3000);
+  });
+
   it("never picks a host outside the candidate set, even when it is the least loaded (fast path)", async () => {
     const pool = new Pool(redis);
     const all = hostList(6);

@@ -352,6 +352,29 @@ describe("a 10,000-host pool", () => {
   });
 });
 
+describe("a 1,000-host pool behind two VMs", () => {
+  it("the second VM leaves the list the first synced (its set less than half its lifetime old); a set past that is synced again", { timeout: 30_000 }, async () => {
+    const many = Array.from({ length: 1000 }, (_, i) => ({ address: `10.1.${i >> 8}.${i & 255}:8000`, health: "Healthy" as const }));
+    h = await host({ configuration: glrConfig({ timeout: 3000 }), redis: { url: redis.url }, clusters: { [CLUSTER]: many }, workers: 2 });
+    // A chunked sync (lua/sync.lua) ends in one RENAME of its staging set.
+    const syncs = async () => Number(/^cmdstat_rename:calls=(\d+)/m.exec(await client.info("commandstats"))?.[1] ?? 0);
+    const before = await syncs();
+    postChat(h, undefined, {}, 0);
+    for (let i = 0; i < 20; i++) { h.advance(1); await h.redisIdle(); }
+    expect(await syncs()).toBe(before + 1);
+    postChat(h, undefined, {}, 1);
+    for (let i = 0; i < 20; i++) { h.advance(1); await h.redisIdle(); }
+    expect(await syncs()).toBe(before + 1); // VM 1: the same list, fresh in Redis: not sent again
+    const cand = (await client.keys("*:cand:*")).filter((k) => !k.includes(":next:"));
+    await client.pexpire(cand[0], 10_000); // as if synced 20 s ago (candidateTTL 30 s)
+    h.advance(16_000); // VM 0's list is due again (half the TTL)
+    postChat(h, undefined, {}, 0);
+    for (let i = 0; i < 20; i++) { h.advance(1); await h.redisIdle(); }
+    expect(await syncs()).toBe(before + 2);
+    expect(await client.scard(cand[0])).toBe(1000);
+  });
+});
+
 // A Redis restart loses the leases of streams still open: the renewal (restore mode) counts
 // them again once the pool is back, so the counts are exact within a renewal period.
 describe("Redis lost an open stream's lease", () => {

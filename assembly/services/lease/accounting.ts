@@ -11,7 +11,7 @@
 //   of its own, and a receiver told of a refusal instead of a shed); an optional observer sees
 //   every lease begin and end.
 import { RedisReplyHandler, LuaScript } from "../../redis/client";
-import { RespValue } from "../../redis/resp";
+import { RespKind, RespValue } from "../../redis/resp";
 import { CandidateSet } from "../candidates/candidates";
 import { LocalLeastRequest } from "../candidates/local_least";
 import { Lease } from "./lease";
@@ -98,6 +98,12 @@ class AcquireReply extends RedisReplyHandler {
 class SyncReply extends RedisReplyHandler {
   constructor(public acc: Accounting, public pool: Pool, public c: CandidateSet) { super(); }
   onReply(ok: bool, reply: RespValue | null): void { this.acc.onSyncReply(this, ok, reply); }
+}
+
+/** The candidate set's PTTL before a chunked sync (Accounting.syncInChunks). */
+class FreshCheck extends RedisReplyHandler {
+  constructor(public acc: Accounting, public pool: Pool, public c: CandidateSet) { super(); }
+  onReply(ok: bool, reply: RespValue | null): void { this.acc.onFreshCheck(this, ok, reply); }
 }
 
 /** reconcile.lua's reply {settled, removed, more}: calls again while more = 1 (bounded per tick). */
@@ -368,12 +374,29 @@ export class Accounting {
     }
   }
 
-  /** Starts the chunked sync of `c` (lua/sync.lua) unless one is in flight for this pool. */
+  /**
+   * Starts the chunked sync of `c` (lua/sync.lua) unless one is in flight for this pool. First the
+   * set's TTL: a set of this fingerprint (this very list) synced less than half its lifetime ago,
+   * by any VM, is left as it is, as acquire.lua leaves an inline one (a fleet of VMs each re-sent
+   * 1,000 hosts every 15 s: ~2.4 ms of Redis time per VM).
+   */
   private syncInChunks(pool: Pool, c: CandidateSet, now: f64): void {
     if (pool.syncing !== null) return;
     pool.syncing = c;
     pool.syncSent = 0;
-    this.sendSyncChunk(pool, c, now);
+    if (!pool.redis.command(["PTTL", pool.keyCandidates(c.fp)], new FreshCheck(this, pool, c), now)) pool.syncing = null;
+  }
+
+  onFreshCheck(r: FreshCheck, ok: bool, reply: RespValue | null): void {
+    const pool = r.pool;
+    if (pool.syncing !== r.c) return;
+    const now = host.nowMillis();
+    if (ok && reply !== null && reply.kind == RespKind.Integer && <f64>reply.int > <f64>pool.cfg.candidateTtlMs / 2) {
+      pool.syncing = null;
+      pool.markSynced(r.c, now);
+      return;
+    }
+    this.sendSyncChunk(pool, r.c, now);
   }
 
   /** The next chunk of the pool's sync; a chunk not sent ends the sync (a later pick restarts it). */

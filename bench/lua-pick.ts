@@ -390,8 +390,55 @@ export async function runGoneHostsBench(calls = 4000, others: Array<[string, str
   return rows;
 }
 
+// Resync: an acquire that carries its VM's candidate list (n hosts), as every VM's does once per
+// half candidateTTL. "due": the set in Redis is older than half its lifetime, so the acquire
+// rewrites it (DEL, SADD, ZADD NX of the load, ZADD of seen: what every resend cost before); "fresh":
+// another VM synced it less than half a lifetime ago, so it is left as it is. Redis time per
+// acquire (commandstats usec of evalsha; the release goes by FCALL so it is not counted), best of
+// 5 rounds.
+export async function runResyncBench(calls = 400, sizes = [100, 500]): Promise<Array<{ hosts: number; state: string; us: number }>> {
+  const server = await startRedis();
+  const admin = new Redis(server.port, server.host);
+  const rows: Array<{ hosts: number; state: string; us: number }> = [];
+  try {
+    await admin.script("LOAD", SCRIPTS.acquire.text);
+    try { await admin.call("FUNCTION", "LOAD", LIBRARY.text); } catch (err) { if (!String(err).includes("already exists")) throw err; }
+    for (const n of sizes) {
+      const pool = new Pool(admin, `resync-${n}`);
+      const list = hostList(n, 10);
+      await pool.sync(list, { fp: "cand", candTtlMs: 30_000 });
+      const keys = pool.keys("cand");
+      for (const state of ["due", "fresh"]) {
+        let best = Infinity;
+        for (let round = 0; round < 5; round++) {
+          const before = (await commandStats(admin)).get("evalsha") ?? { calls: 0, usec: 0 };
+          for (let i = 0; i < calls; i++) {
+            if (state === "due") await admin.pexpire(pool.candKey("cand"), 10_000);
+            else await admin.pexpire(pool.candKey("cand"), 29_000);
+            const id = `${state}-${round}-${i}`;
+            const reply = (await admin.evalsha(SCRIPTS.acquire.sha1, keys.length, ...keys, id, 1, 60_000, 30_000, 0, i + 1, 3_600_000, n, ...list)) as string[];
+            if (reply[0] !== "OK") throw new Error(`acquire returned ${reply.join(" ")}`);
+            await admin.fcall(LIBRARY.functions.release, 3, keys[0], keys[1], keys[2], id, 0, 0, 7_200_000);
+          }
+          const after = (await commandStats(admin)).get("evalsha")!;
+          best = Math.min(best, (after.usec - before.usec) / (after.calls - before.calls));
+        }
+        rows.push({ hosts: n, state, us: best });
+      }
+    }
+  } finally {
+    admin.disconnect();
+    if (server.owned) await server.stop();
+  }
+  return rows;
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  if (process.argv[2] === "gone") {
+  if (process.argv[2] === "resync") {
+    console.log("| hosts in the list | the set in Redis | us in Redis per acquire (commandstats) |");
+    console.log("|---:|---|---:|");
+    for (const r of await runResyncBench(Number(process.argv[3] ?? 400))) console.log(`| ${r.hosts} | ${r.state === "due" ? "older than half its lifetime: rewritten" : "synced by another VM less than half a lifetime ago: left"} | ${r.us.toFixed(1)} |`);
+  } else if (process.argv[2] === "gone") {
     // Other script sets to measure in the same run: label=<lua dir> (e.g. an earlier commit's lua/).
     const others = process.argv.slice(4).map((a) => a.split("=", 2) as [string, string]);
     const rows = await runGoneHostsBench(Number(process.argv[3] ?? 4000), others);

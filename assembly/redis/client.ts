@@ -6,7 +6,7 @@
 //   settings reuses the init; a failed init is retried lazily (at most once per second); a failed
 //   call never triggers a re-init.
 // - The init asks for each call to be written at once (buffer_flush_timeout=0,
-//   max_buffer_size_before_flush=0; honoured from Higress 2.2.0): otherwise Envoy batches writes
+//   max_buffer_size_before_flush=0; honoured from Higress 2.1.9, PR #3126): otherwise Envoy batches writes
 //   for up to 3 ms (row 4).
 // - calls are raw RESP bytes; replies arrive on the ROOT context with the token, and the reply bytes
 //   are readable only inside that callback, so they are parsed there;

@@ -43,7 +43,7 @@ export interface EnvoyProfile {
   redisReinit: "always-close" | "close-if-changed";
   /**
    * Row 4. Whether the init's query parameters `buffer_flush_timeout` / `max_buffer_size_before_flush`
-   * are read (Higress 2.2.0, PR #3126: AsyncClientConfig parseUint32FromParams) or ignored
+   * are read (Higress 2.1.9, PR #3126: AsyncClientConfig parseUint32FromParams) or ignored
    * (older: always 3 ms / 1024 bytes).
    */
   redisFlushParams: "honoured" | "ignored";

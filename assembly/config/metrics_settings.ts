@@ -4,6 +4,8 @@
 // assembly/metrics_policy/README.md.
 import { ConfigReader, describeText } from "./reader";
 import { isPathText } from "./text_checks";
+import { fnv1a64 } from "../util/fnv";
+import { u64ToHexLower } from "../util/hex";
 
 export const METRICS_KEYS: string[] = ["metric_policy", "target_metric", "rate_limit", "window_size", "window_seconds",
   "rateLimitScope", "queueThreshold", "kvThreshold", "loraQueueThreshold", "loraAdapters", "scoring", "queueWeight",
@@ -67,6 +69,21 @@ export class MetricsSettings {
    *  "normal" (normal and low), "never". High priority is never shed. */
   shedWhenSaturated: string = "low";
   engine: string = "auto";
+  private tag: string = "";
+
+  /**
+   * What a pod's parsed report depends on besides the pod (source, engine, metrics cluster and
+   * path, target metric), as 16 hex digits: the shared-data keys of reports and scrape claims
+   * carry it. Envoy's shared data is one namespace for every plugin of a vm_id (Higress sets none:
+   * all of them), so two rules polling the same pods with another target metric, engine or
+   * source must not read each other's reports, nor skip their scrape for the other's claim.
+   */
+  reportTag(): string {
+    if (this.tag.length == 0) {
+      this.tag = u64ToHexLower(fnv1a64(this.source + "\n" + this.engine + "\n" + this.cluster + "\n" + this.path + "\n" + this.targetMetric));
+    }
+    return this.tag;
+  }
 }
 
 export function parseMetricsSettings(r: ConfigReader): MetricsSettings {

@@ -165,7 +165,7 @@ describe("endpoint_metrics from health-check bodies", () => {
     h = await makeHost(metricsConfig(), [{ address: A, metrics: vllmBody(0) }, { address: B, metrics: vllmBody(2) }], { workers: 2 });
     expect(picked(chat(h, { vm: 0 }))).toBe(A);
     const shared = h.plugin.sharedData;
-    const key = `llmlb.em||${A}`;
+    const key = shared.keys("").find((k) => k.startsWith("llmlb.em|") && k.endsWith(`|${A}`))!;
     const entry = shared.get("", key);
     expect(entry.status).toBe(0);
     const fields = entry.value!.toString("utf8").split("\n");

@@ -4,7 +4,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import type { TestHost } from "../../host-test/facade/index.js";
 import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
-import { A, B, METRICS_CLUSTER, chat, makeHost, metricsConfig, picked, vllmBody } from "./harness.js";
+import { A, B, CLUSTER, METRICS_CLUSTER, chat, makeHost, metricsConfig, picked, vllmBody } from "./harness.js";
 
 let h: TestHost | null = null;
 afterEach(() => { h?.close(); h = null; });
@@ -29,6 +29,31 @@ describe("metricsSource: poll", () => {
     byHost(B).respond({ status: 200, body: vllmBody(0) });
     h.advance(200); // past reparseIntervalMs
     for (let i = 0; i < 3; i++) { const s = chat(h); expect(picked(s)).toBe(B); s.complete(); }
+  });
+
+  it("two rules polling the same pods for different target metrics each scrape and keep their own report (shared data is one namespace)", async () => {
+    const poll = { metricsSource: "poll", metricsCluster: METRICS_CLUSTER, scrapeIntervalMs: 1000, staleAfterMs: 3000 };
+    h = await makeHost({
+      lb_policy: "endpoint_metrics", lb_config: poll,
+      _rules_: [{ _match_route_: ["llm2"], lb_policy: "endpoint_metrics", lb_config: { ...poll, metric_policy: "least", target_metric: "vllm:num_requests_waiting" } }],
+    }, [{ address: A }, { address: B }], { workers: 2 });
+    const on = (route: string, vm: number) => {
+      const st = h!.stream({ method: "POST", path: "/v1/chat/completions", cluster: CLUSTER, route, vm, headers: { "content-type": "application/json" } });
+      st.sendRequestHeaders(false);
+      st.sendRequestBody(JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }), true);
+      return st;
+    };
+    for (let vm = 0; vm < 2; vm++) { on("llm", vm).complete(); on("llm2", vm).complete(); }
+    let scrapes = 0;
+    for (let i = 0; i < 5; i++) {
+      h.advance(1000);
+      const calls = [...h.httpCalls];
+      scrapes += calls.length;
+      for (const c of calls) c.respond({ status: 200, body: c.header("x-envoy-original-dst-host") === A ? vllmBody(7) : vllmBody(0) });
+    }
+    expect(scrapes).toBe(5 * 2 * 2); // each interval: both pods for both rules, by one of the two VMs
+    h.advance(300);
+    for (let i = 0; i < 4; i++) { const st = on("llm2", i % 2); expect(st.overrideHost.requested).toBe(B); st.complete(); }
   });
 
   it("a slow host does not hold back the others; its report goes stale", async () => {

@@ -43,7 +43,7 @@ export class MetricsCache {
   constructor(public s: MetricsSettings) {}
 
   sharedKey(address: string): string {
-    return "llmlb.em|" + this.s.targetMetric + "|" + address;
+    return "llmlb.em|" + this.s.reportTag() + "|" + address;
   }
 
   private entry(address: string): CachedHost {

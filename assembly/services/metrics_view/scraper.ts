@@ -45,9 +45,10 @@ export class Scraper {
     }
   }
 
-  /** One VM per gateway and interval: the claim is a timestamp replaced with CAS. */
+  /** One VM per gateway, interval and report (MetricsSettings.reportTag): the claim is a
+   *  timestamp replaced with CAS. */
   private claim(address: string, s: MetricsSettings, now: f64): bool {
-    const key = "llmlb.emclaim|" + s.cluster + "|" + address;
+    const key = "llmlb.emclaim|" + s.reportTag() + "|" + address;
     const cur = host.getSharedData(key);
     let cas: u32 = 0;
     if (cur.status == host.Status.Ok && cur.value.byteLength == 8) {

@@ -185,7 +185,8 @@ export class Plugin {
   /** proxy_on_queue_ready: a sibling VM woke a policy (predicted_latency's worker wake). */
   onQueueReady(token: u32, now: f64): void {
     const policies = this.policies.values();
-    for (let i = 0; i < policies.length; i++) if (policies[i].onQueueReady(token, now)) break;
+    // One wake queue per VM (worker_wake.ts): every policy it belongs to runs its pass.
+    for (let i = 0; i < policies.length; i++) policies[i].onQueueReady(token, now);
     this.adjustTick(now);
   }
 

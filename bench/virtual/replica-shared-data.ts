@@ -23,6 +23,7 @@ export class ReplicaSharedData {
     return {
       get: (vmId, key) => this.get(writer, vmId, key),
       set: (vmId, key, value, cas) => this.set(writer, vmId, key, value, cas),
+      keys: (vmId) => [...this.keys.keys()].filter((k) => k.startsWith(`${vmId}\0`)).map((k) => k.slice(vmId.length + 1)),
     };
   }
 

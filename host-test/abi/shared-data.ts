@@ -6,6 +6,8 @@ import { WasmResult } from "./constants.js";
 export interface SharedDataStore {
   get(vmId: string, key: string): { status: number; value?: Buffer; cas?: number };
   set(vmId: string, key: string, value: Buffer, cas: number): number;
+  /** The keys under vmId (for tests: Envoy has no list call). */
+  keys(vmId: string): string[];
 }
 
 export class SharedData implements SharedDataStore {
@@ -65,6 +67,13 @@ export class SharedQueues {
     this.byToken.set(token, { vmId, name, items: [], notify });
     this.byName.set(key, token);
     return token;
+  }
+
+  /** The names registered under vmId (for tests: Envoy never frees a queue while its vm_id lives). */
+  names(vmId: string): string[] {
+    const out: string[] = [];
+    for (const key of this.byName.keys()) if (key.startsWith(`${vmId}\0`)) out.push(key.slice(vmId.length + 1));
+    return out;
   }
 
   resolve(vmId: string, name: string): number | undefined {

@@ -59,8 +59,10 @@ async function waitBehindSibling(share: boolean): Promise<number> {
 
 /** Worker 0 fills the one pod, holds a loose request; worker 1 then holds a tight one (the earlier
  *  deadline); worker 0's stream ends. Which request each worker has sent right after. */
-async function freedSlotGoesTo(share: boolean): Promise<{ loose: boolean; tight: boolean; h: TestHost }> {
+async function freedSlotGoesTo(share: boolean, updates = 0): Promise<{ loose: boolean; tight: boolean; h: TestHost }> {
   const h = await twoWorkers(1, { sloHoldMs: 2000, sloShareWorkers: share });
+  for (let i = 0; i < updates; i++) h.updateConfiguration(h.plugin.options.configuration);
+  if (updates > 0) await teach(h, LOOSE);
   const busy = postChat(h, CHAT_BODY, LOOSE, 0).s;
   await h.redisIdle();
   start(busy);
@@ -94,6 +96,13 @@ describe("predicted_latency across the workers of one Envoy (sloShareWorkers)", 
     expect(tight).toBe(true); // worker 1, woken by worker 0's end, saw the slot free (no tick, no read)
     expect(loose).toBe(false); // worker 0 left the slot to the sibling's earlier deadline
     expect(h.vms.every((vm) => !vm.failed)).toBe(true);
+  });
+
+  it("one wake queue per VM however often the configuration changes (Envoy never frees a queue), and a wake still reaches the sibling", async () => {
+    const { loose, tight, h } = await freedSlotGoesTo(true, 5);
+    expect(h.plugin.queues.names("").filter((n) => n.startsWith("llmlb:wake:"))).toHaveLength(2);
+    expect(tight).toBe(true);
+    expect(loose).toBe(false);
   });
 
   it("a lone worker writes only a heartbeat; with a sibling its record lists its open streams", async () => {

@@ -40,7 +40,7 @@ import { Pool } from "../../services/lease/pool";
 import { Accounting, ChargeRefused } from "../../services/lease/accounting";
 import { HostQueue } from "./pass_free";
 import { trustObservation } from "./cache_trust";
-import { WorkerWake } from "./worker_wake";
+import { WorkerWake, vmWakeTag } from "./worker_wake";
 import { SiblingHolds } from "./sibling_streams";
 
 /** Policies made in this VM so far: each one's tag (sibling records, wake queue) is its own. */
@@ -124,7 +124,8 @@ export class PredictedLatencyPolicy extends Policy {
     // The in-flight tracker's reads of the pool's counts (no scrape with the default source).
     runtime.register(new MetricsCache(cfg.metrics), cfg.usesRedis());
     policySeq++;
-    const tag = services.accounting.vmTag + "." + policySeq.toString(36);
+    // <VM>.<policy>: the VM part names the VM's wake queue (worker_wake.ts).
+    const tag = vmWakeTag() + "." + policySeq.toString(36);
     const held = new HoldList();
     const store = new ModelStore(cfg.slo, services.stats, tag, held);
     this.store = store;

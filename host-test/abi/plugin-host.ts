@@ -44,9 +44,14 @@ export interface PluginOptions {
   logEcho: ((r: LogRecord) => void) | null;
   /** Tag names the gateway's bootstrap turns into labels (Istio/Higress `extraStatTags`, see metrics.ts). */
   extraStatTags: readonly string[];
-  /** The shared data the VMs reach; null (default): this host's own, as Envoy's is per process.
-   *  Only benchmarks give another (bench/virtual/replica-shared-data.ts: a what-if). */
+  /** The shared data the VMs reach; null: this plugin's own. Envoy's is one per process and
+   *  vm_id, shared by every plugin (cpp-host src/shared_data.cc; Higress sets no vm_id), so the
+   *  gateway and the facade give every plugin of one Envoy the same store. Benchmarks may give
+   *  another (bench/virtual/replica-shared-data.ts: a what-if). */
   sharedData: SharedDataStore | null;
+  /** The shared queues; null: this plugin's own. As shared data: one per process and vm_id
+   *  (cpp-host src/shared_queue.cc), so one per Envoy in the gateway and the facade. */
+  sharedQueues: SharedQueues | null;
 }
 
 /** The `extraStatTags` README's deployment section asks for: the labels of the plugin's stats. */
@@ -66,6 +71,7 @@ export const DEFAULT_PLUGIN_OPTIONS: PluginOptions = {
   logEcho: null,
   extraStatTags: LLMLB_STAT_TAGS,
   sharedData: null,
+  sharedQueues: null,
 };
 
 export class PluginHost {
@@ -73,7 +79,7 @@ export class PluginHost {
   readonly configured: boolean[] = [];
   readonly metrics: MetricsRegistry;
   readonly sharedData: SharedDataStore;
-  readonly queues = new SharedQueues();
+  readonly queues: SharedQueues;
   readonly logs: LogSink;
   /** VMs re-created after a failure (all workers). */
   recoveries = 0;
@@ -85,6 +91,7 @@ export class PluginHost {
     this.logs = new LogSink(options.logLevel, options.logEcho);
     this.metrics = new MetricsRegistry(options.extraStatTags);
     this.sharedData = options.sharedData ?? new SharedData();
+    this.queues = options.sharedQueues ?? new SharedQueues();
   }
 
   static async load(wasm: Uint8Array | string, backend: HostBackend, options: Partial<PluginOptions> = {}): Promise<PluginHost> {

@@ -23,6 +23,7 @@ import type { EnvoyProfile } from "../abi/envoy-profile.js";
 import { ManualClock } from "./manual-clock.js";
 import { RecordedHttpCall, RecordedRedisCall } from "./callouts.js";
 import { RecordedRedisConnection } from "./redis-connection.js";
+import { SharedData, SharedQueues } from "../abi/shared-data.js";
 
 /** Istio MeshConfig connectTimeout's default, the connect_timeout of the clusters Higress generates. */
 export const REDIS_CLUSTER_CONNECT_TIMEOUT_MS = 10_000;
@@ -42,6 +43,9 @@ export interface FacadeRoute {
 
 export class FacadeBackend implements HostBackend {
   readonly clock: ManualClock;
+  /** One Envoy's shared data and queues, for every plugin on it (plugin-host.ts PluginOptions). */
+  readonly sharedData = new SharedData();
+  readonly sharedQueues = new SharedQueues();
   readonly clusters = new Map<string, UpstreamHostInfo[]>();
   routes: FacadeRoute[] | null = null;
   /** Pending recorded calls (answered ones leave the list). */

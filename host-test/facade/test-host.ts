@@ -85,12 +85,14 @@ export class TestHost {
       logLevel: o.logLevel ?? "trace",
       failOpen: o.failOpen ?? false,
       profile,
+      sharedData: backend.sharedData,
+      sharedQueues: backend.sharedQueues,
     });
   }
 
   /**
    * A second plugin (its own VMs, one per worker) on the same Envoy: same workers, clusters,
-   * clock and shared Redis clients. Its own profile options are ignored for Redis (per process).
+   * clock, shared Redis clients, shared data and shared queues. Its own profile options are ignored for Redis (per process).
    */
   async addPlugin(o: TestHostOptions): Promise<TestHost> {
     return new TestHost(await TestHost.loadPlugin(o, this.backend, TestHost.profileOf(o)), this.backend);

@@ -17,6 +17,7 @@ import { ProxyStream, type ProxyContext } from "./proxy-stream.js";
 import { GatewayStats } from "./stats.js";
 import { createAdminServer } from "./admin.js";
 import { HIGRESS_PROFILE, type EnvoyProfile } from "../abi/envoy-profile.js";
+import { SharedData, SharedQueues } from "../abi/shared-data.js";
 
 /** Envoy bootstrap stats_flush_interval default (envoy.config.bootstrap.v3.Bootstrap). */
 const STATS_FLUSH_MS = 5000;
@@ -81,6 +82,9 @@ export async function startGateway(cfg: GatewayConfig, opts: GatewayOptions = {}
   const stats = new GatewayStats();
   let plugin: PluginHost | null = null;
   const extraPlugins: PluginHost[] = [];
+  // One Envoy's shared data and queues, for every plugin on it (Higress sets no vm_id).
+  const sharedData = new SharedData();
+  const sharedQueues = new SharedQueues();
   const load = (p: PluginConfig, pluginName: string) => PluginHost.load(p.wasm, backend, {
     workers: cfg.workers,
     rootId: p.root_id,
@@ -91,6 +95,8 @@ export async function startGateway(cfg: GatewayConfig, opts: GatewayOptions = {}
     failOpen: opts.failOpen ?? false,
     profile,
     logEcho: opts.logEcho ?? null,
+    sharedData,
+    sharedQueues,
   });
   try {
     plugin = cfg.plugin === null ? null : await load(cfg.plugin, opts.pluginName ?? "llm-lb");

@@ -142,6 +142,17 @@ describe("shared queues through a guest (cpp-host shared_queue.cc, context.cc)",
     expect(ready(h).at(-1)).toBe(`queue_ready root=${again[2]} token=${token[1]} items=2`);
   });
 
+  it("another plugin on the same Envoy (same vm_id) reaches the same queue: its registration re-binds it, its enqueue finds it", async () => {
+    const a = await TestHost.create({ wasm: g, configuration: "queue=q" });
+    const b = await a.addPlugin({ wasm: g, configuration: "tick=0" });
+    const token = /token=(\d+)/.exec(a.logMessages().find((m) => m.startsWith("queue registered"))!)![1];
+    enqueue(b); // plugin b resolves "q": plugin a's queue
+    expect(b.logMessages().some((m) => m === `enqueue resolve=0 token=${token} status=0`)).toBe(true);
+    await settle();
+    expect(ready(a)).toHaveLength(1);
+    expect(b.plugin.sharedData).toBe(a.plugin.sharedData); // one map per process and vm_id
+  });
+
   it("a queue another VM registered is resolved by name and its ready call goes to that VM", async () => {
     const h = await TestHost.create({ wasm: g, configuration: "queue=q", workers: 2 });
     // Both VMs registered "q": the second registration re-bound it to VM 1's root.

@@ -12,4 +12,19 @@ describe("MonoClock", () => {
     expect(c.read(NaN)).toBe(1600);
     expect(c.read(-3590000)).toBe(10000);
   });
+
+  it("knows how far ahead of the wall clock it runs, and moves forward (never back) to another clock's offset", () => {
+    const old = new MonoClock();
+    old.read(1000);
+    old.read(-3599000); // an hour back: this VM runs an hour ahead from now on
+    expect(old.offset()).toBe(3600000);
+    const recovered = new MonoClock(); // a VM started after the step reads the wall clock
+    expect(recovered.read(-3598000)).toBe(-3598000);
+    expect(recovered.offset()).toBe(0);
+    recovered.adoptOffset(old.offset());
+    expect(recovered.read(-3597000)).toBe(old.read(-3597000)); // one clock again
+    recovered.adoptOffset(10); // behind it: ignored
+    recovered.adoptOffset(NaN);
+    expect(recovered.read(-3596000)).toBe(old.read(-3596000));
+  });
 });

@@ -12,6 +12,7 @@ import { Stats } from "../services/stats";
 import { Policy } from "../policy/policy";
 import { makePolicy } from "../policy/registry";
 import { Xorshift } from "../util/prng";
+import { syncClockOffset } from "../host/shared_clock";
 
 // 500 ms: the healer and the Redis probe run every tick, so a dead gateway's leases leave within
 // leaseTTL + 250 ms (bucket) + 500 ms, and routing through Redis resumes within 500 ms of its return.
@@ -44,6 +45,7 @@ export class Plugin {
 
   /** Adopts a parsed configuration: builds each rule's policy and Redis client; returns the tick period (ms, 0: none). */
   configure(cfg: PluginConfig): i64 {
+    syncClockOffset(); // a VM started after a wall-clock step back runs the others' clock
     this.config = cfg;
     const old = this.clients.values();
     for (let i = 0; i < old.length; i++) old[i].retire();
@@ -165,6 +167,7 @@ export class Plugin {
   }
 
   private fullTick(now: f64): void {
+    syncClockOffset();
     const clients = this.clients.values();
     for (let i = 0; i < clients.length; i++) clients[i].sweep(now);
     const pools = this.pools.values();

@@ -70,6 +70,10 @@ const clock = new MonoClock();
 /** Milliseconds on a clock that never goes backwards (mono_clock.ts): Envoy's wall clock's forward
  *  steps only. */
 export function nowMillis(): f64 { return clock.read(<f64>(nowNanos() / 1000000)); }
+/** How far nowMillis runs ahead of the wall clock (shared_clock.ts). */
+export function clockOffset(): f64 { return clock.offset(); }
+/** Runs nowMillis `ms` ahead of the wall clock, if that is ahead of it now (shared_clock.ts). */
+export function adoptClockOffset(ms: f64): void { clock.adoptOffset(ms); }
 
 // ---- properties ----------------------------------------------------------------------------
 /** Path segments are joined with NUL, as the ABI expects. Returns null when not Ok. */

@@ -23,4 +23,17 @@ export class MonoClock {
     this.lastWall = wall;
     return this.mono;
   }
+
+  /** How far this clock runs ahead of the wall clock (the backward steps it ignored), ms. */
+  offset(): f64 {
+    return isNaN(this.lastWall) ? 0 : this.mono - this.lastWall;
+  }
+
+  /** Runs this clock `target` ms ahead of the wall clock, if that is ahead of where it is (a clock
+   *  never goes back). */
+  adoptOffset(target: f64): void {
+    if (isNaN(this.lastWall) || !isFinite(target)) return;
+    const o = this.offset();
+    if (target > o) this.mono += target - o;
+  }
 }

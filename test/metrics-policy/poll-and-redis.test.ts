@@ -56,6 +56,31 @@ describe("metricsSource: poll", () => {
     for (let i = 0; i < 4; i++) { const st = on("llm2", i % 2); expect(st.overrideHost.requested).toBe(B); st.complete(); }
   });
 
+  it("a wall-clock step back, then every VM replaced (crash recovery): the new VMs run the old ones' clock, scrapes go on", async () => {
+    h = await makeHost(pollConfig(), [{ address: A }, { address: B }], { workers: 2 });
+    const answerAll = (bodies: Record<string, string>) => {
+      const calls = [...h!.httpCalls];
+      for (const c of calls) c.respond({ status: 200, body: bodies[c.header("x-envoy-original-dst-host")!] });
+      return calls.length;
+    };
+    for (let vm = 0; vm < 2; vm++) chat(h, { vm }).complete();
+    h.advance(1000);
+    answerAll({ [A]: vllmBody(0), [B]: vllmBody(4) });
+    h.advance(300);
+    h.stepWallClock(-3_600_000); // an hour back: the running VMs' clocks ignore it
+    for (let i = 0; i < 3; i++) { h.advance(1000); answerAll({ [A]: vllmBody(0), [B]: vllmBody(4) }); }
+    // Every VM fails and is re-created (Envoy's crash recovery; in Higress also a new plugin image
+    // on the same vm_id): the shared data stays, with claims and reports in the old VMs' clock.
+    for (const vm of [...h.vms]) vm.invoke("proxy_on_request_headers", 0, [4242, 0, 1]);
+    for (let vm = 0; vm < 2; vm++) chat(h, { vm }).complete();
+    expect(h.plugin.recoveries).toBe(2);
+    let scrapes = 0; // A is the busy one now
+    for (let i = 0; i < 10; i++) { h.advance(1000); scrapes += answerAll({ [A]: vllmBody(9), [B]: vllmBody(0) }); }
+    expect(scrapes).toBeGreaterThanOrEqual(18); // both pods, every interval (none: a claim an hour "ahead")
+    h.advance(300);
+    for (let vm = 0; vm < 2; vm++) { const s = chat(h, { vm }); expect(picked(s)).toBe(B); s.complete(); }
+  });
+
   it("a slow host does not hold back the others; its report goes stale", async () => {
     h = await makeHost(pollConfig(), [{ address: A }, { address: B }]);
     chat(h).complete();

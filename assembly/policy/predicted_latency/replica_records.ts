@@ -12,7 +12,8 @@
 // unavailable a VM exchanges on its own (its record alone).
 // Clocks: a record's times are its writer's clock. Redis stores each record at its time less the
 // record's age and returns each with that time and its own, so a record stored `now - stored` ms
-// before the reply was published about then on this Envoy's clock (which its workers share): the
+// before the reply was published about then on this Envoy's clock (which its workers share,
+// host/shared_clock.ts): the
 // blob holds each record's publish time on this clock, and `shift` turns its times into this one
 // (the gateways' clocks need not agree; the error is the one-way latency, under a ms in one zone).
 // Period: sloShareReplicasMs at most; DISCOVERY_MS while no other gateway's VM shows (a lone

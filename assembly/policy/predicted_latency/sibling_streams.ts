@@ -20,7 +20,7 @@
 // known to them by the fleet's counts, as a gateway's, until it starts),
 // per stream ended in the last RECENT_END_MS "~<host> <picked> <ended>", per held request on
 // time "^<host waited for> <deadline>". Times are ms on the Envoy's clock, which all its workers
-// share: published and deadlines as they are, the others as their age at the publish plus 1 (0:
+// share (host/shared_clock.ts keeps them one after a wall-clock step back): published and deadlines as they are, the others as their age at the publish plus 1 (0:
 // none yet, a stream's first or last chunk), a few digits where a time has 13. (Format 2: the
 // "llmlb:sib:" records of an older version, with every time as it is, are not read.)
 // Publishing: at once after an end, a hold, a pass after an end or a wake, a tick's pass that

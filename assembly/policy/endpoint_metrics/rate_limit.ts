@@ -27,8 +27,10 @@ export class RateLimit {
   /** The host to use instead of `chosen` ("" to keep it); records the final pick in the window. */
   redirect(c: CandidateSet, chosen: string, now: f64, rng: Xorshift): string {
     const limit = this.cfg.metrics.rateLimit;
-    // One window per candidate set: the same name in every VM of the gateway.
-    const key = "llmlb.empicks|" + this.cfg.keyPrefix + "|" + c.fp;
+    // One window per candidate set and window shape: the same name in every VM of the gateway
+    // (rules of other sizes or periods on the same pods would cut each other's window).
+    const m = this.cfg.metrics;
+    const key = "llmlb.empicks|" + this.cfg.keyPrefix + "|" + m.windowSize.toString() + "|" + m.windowSeconds.toString() + "|" + c.fp;
     if (this.picks.shared) {
       if (!this.used.has(key)) this.emptyUnused(now);
       this.used.set(key, now);

@@ -125,7 +125,7 @@ export class PredictedLatencyPolicy extends Policy {
     runtime.register(new MetricsCache(cfg.metrics), cfg.usesRedis());
     policySeq++;
     // <VM>.<policy>: the VM part names the VM's wake queue (worker_wake.ts).
-    const tag = vmWakeTag() + "." + policySeq.toString(36);
+    const tag = vmWakeTag(services.accounting.vmTag) + "." + policySeq.toString(36);
     const held = new HoldList();
     const store = new ModelStore(cfg.slo, services.stats, tag, held);
     this.store = store;

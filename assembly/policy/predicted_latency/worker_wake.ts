@@ -11,18 +11,17 @@
 // every policy. Failure behaviour: never throws; a queue that cannot be registered or resolved
 // (a sibling gone) means no wake: the tick still runs the passes.
 import * as host from "../../host/calls";
-import { randomSeed } from "../../host/entropy";
 
 /** Items drained per wake at most (a few per sibling's stream end are expected). */
 const DRAIN_MAX: i32 = 4096;
 
 const WAKE = new ArrayBuffer(1);
 
-/** This VM's part of its policies' tags: random, drawn once (not at module start, where host
- *  calls are restricted). */
+/** This VM's part of its policies' tags: the first root context's random lease-id tag
+ *  (`first`, Accounting.vmTag), kept for the VM's life. */
 let vmTag: string = "";
-export function vmWakeTag(): string {
-  if (vmTag.length == 0) vmTag = randomSeed().toString(36);
+export function vmWakeTag(first: string): string {
+  if (vmTag.length == 0) vmTag = first;
   return vmTag;
 }
 

@@ -5,7 +5,7 @@
 // a billion times.
 import { chooseBySlo, Draws, PICK_TPOT_FIT } from "../policy/predicted_latency/choose";
 import { parseBlob } from "../policy/predicted_latency/replica_records";
-import { OTHERS_MAX, OpenStreams } from "../policy/predicted_latency/open_streams";
+import { OTHERS_MAX, OTHERS_PER_SLOT_MAX, OpenStreams } from "../policy/predicted_latency/open_streams";
 
 const ALL: bool[] = [true, true, true];
 const D = new Draws(0.5, 7);
@@ -43,13 +43,18 @@ describe("hostile inputs", () => {
     parseBlob(String.UTF8.encode("5 1\nx\n"), values, at);
     expect(values.length).toBe(1);
   });
-  it("a fleet count of a billion on a host is scheduled as at most OTHERS_MAX streams", () => {
-    const o = new OpenStreams();
-    const w = o.waitFor("h", 1e9, 4, 10, 50, 100, 0);
+  it("a fleet count of a billion on a host is scheduled as at most OTHERS_PER_SLOT_MAX per slot, OTHERS_MAX in all", () => {
+    // The same wait as the clamped count, computed by a fresh tracker (no reuse of a wait).
+    const w = new OpenStreams().waitFor("h", 1e9, 4, 10, 50, 100, 0);
     expect(isFinite(w)).toBe(true);
     expect(w).toBeGreaterThan(0);
-    const big = o.waitFor("h2", 1e18, 1000000, 10, 50, 100, 0);
+    expect(w).toBe(new OpenStreams().waitFor("h", <f64>(4 * OTHERS_PER_SLOT_MAX), 4, 10, 50, 100, 0));
+    expect(w).toBeGreaterThan(new OpenStreams().waitFor("h", <f64>(4 * OTHERS_PER_SLOT_MAX - 8), 4, 10, 50, 100, 0));
+    // 2,000 slots: OTHERS_MAX (65,536) binds before 64 per slot (128,000).
+    const big = new OpenStreams().waitFor("h2", 1e18, 2000, 10, 50, 100, 0);
     expect(isFinite(big)).toBe(true);
-    expect(OTHERS_MAX).toBeLessThanOrEqual(65536);
+    expect(big).toBeGreaterThan(0);
+    expect(big).toBe(new OpenStreams().waitFor("h2", OTHERS_MAX, 2000, 10, 50, 100, 0));
+    expect(big).toBeGreaterThan(new OpenStreams().waitFor("h2", OTHERS_MAX - 4000, 2000, 10, 50, 100, 0));
   });
 });

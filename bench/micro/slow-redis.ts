@@ -10,7 +10,7 @@ const WASM = process.argv[2] ?? "build/ai-load-balancer.wasm";
 const CLUSTER = "outbound|8000||vllm.static";
 const HOSTS: HostSpec[] = [{ address: "10.0.0.1:8000", health: "Healthy" }, { address: "10.0.0.2:8000", health: "Healthy" }];
 const BODY = JSON.stringify({ model: "m", messages: [{ role: "user", content: "hello" }], max_tokens: 16 });
-const OK = (addr: string) => `*4\r\n$2\r\nOK\r\n$${addr.length}\r\n${addr}\r\n$1\r\n1\r\n$0\r\n\r\n`;
+const OK = (addr: string) => `*3\r\n$2\r\nOK\r\n$${addr.length}\r\n${addr}\r\n$1\r\n1\r\n`; // acquire.lua's reply
 const STEP = 5;
 
 async function run(rtt: number): Promise<string> {

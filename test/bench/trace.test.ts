@@ -1,9 +1,11 @@
 // Mooncake trace replay (bench/trace/mooncake.ts): parsing with named errors, deterministic text
 // per block id (shared ids -> shared prompt prefix, for the engines and the plugin alike), exact
 // token counts, and time compression.
+import fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { chatToPrompt, tokenize } from "../../host-test/sim/tokenizer.js";
 import { BlockText, parseMooncakeTrace, traceMessages, traceReplay, traceTokens } from "../../bench/trace/mooncake.js";
+import { DEFAULT_TRACE } from "../../bench/scenarios/trace.js";
 
 const line = (o: object) => JSON.stringify(o);
 const TRACE = [
@@ -27,12 +29,13 @@ describe("parseMooncakeTrace", () => {
     expect(() => parseMooncakeTrace(`${line({ timestamp: 5, input_length: 1, output_length: 1, hash_ids: [0] })}\n${line({ timestamp: 4, input_length: 1, output_length: 1, hash_ids: [1] })}`)).toThrow(/line 2: timestamps must not decrease/);
   });
 
-  it("parses the shared FAST'25 synthetic trace when present", async () => {
-    const fs = await import("node:fs");
-    const { DEFAULT_TRACE } = await import("../../bench/scenarios/trace.js");
-    if (!fs.existsSync(DEFAULT_TRACE)) return; // outside this workspace the file is not shipped
-    const t = parseMooncakeTrace(fs.readFileSync(DEFAULT_TRACE, "utf8"));
-    expect(t.length).toBe(3993);
+  // The dataset is the workspace's (../shared/data), not the repository's: a clone outside this
+  // workspace has none, and the test shows as skipped there, not as passed (issue 15's trace replay).
+  it.skipIf(!fs.existsSync(DEFAULT_TRACE))("parses the shared FAST'25 synthetic trace: one request per line", () => {
+    const text = fs.readFileSync(DEFAULT_TRACE, "utf8");
+    const t = parseMooncakeTrace(text);
+    expect(t.length).toBe(text.split("\n").filter((l) => l.trim().length > 0).length);
+    expect(t.length).toBeGreaterThan(1000);
   });
 });
 

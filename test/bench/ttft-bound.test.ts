@@ -12,6 +12,9 @@ import { replayTtft, type ReplayPod, type ReplayRequest } from "../../bench/slo/
 const PROFILE = resolveProfile("tiny", { jitter: 0, maxNumSeqs: 3, maxNumBatchedTokens: 100_000, numGpuBlocks: 4096 });
 const OVERHEAD: [number, number] = [0.5, 3];
 
+/** Prompt tokens each request found cached (runPod's requests, in completion order). */
+const cachedTokens: number[] = [];
+
 /** A pod's run: Poisson arrivals, shared system prompts (some cached), random overheads and lengths. */
 function runPod(seed: number, n: number): ReplayPod {
   const rng = new SeededRandom(seed);
@@ -29,7 +32,7 @@ function runPod(seed: number, n: number): ReplayPod {
       const sim = engine.submit({ promptTokens: prompt, maxTokens, ignoreEos: true, apiOverheadMs: overhead });
       const r: ReplayRequest = { start: sim.arrivalMs, sent: sim.arrivalMs, ready: sim.readyAtMs, uncached: 0, tokens: [] };
       sim.on("token", (e) => r.tokens.push(e.atMs));
-      sim.on("done", (res) => { r.uncached = res.promptTokens - res.cachedTokens; });
+      sim.on("done", (res) => { r.uncached = res.promptTokens - res.cachedTokens; cachedTokens.push(res.cachedTokens); });
       requests.push(r);
     });
   }
@@ -48,7 +51,8 @@ describe("ttft-bound replay", () => {
 
   it("exercises waits for a slot and cached prefixes", () => {
     expect(pod.requests.every((r) => r.tokens.length > 0)).toBe(true);
-    expect(pod.requests.some((r) => r.uncached < r.tokens.length + 150)).toBe(true);
+    // A shared 150-token system prompt found cached (whole blocks of it: at least 144 tokens).
+    expect(cachedTokens.filter((c) => c >= 144).length).toBeGreaterThan(10);
     // Some request's first step began later than the step after its overhead: it waited for a slot or a step.
     const waited = pod.requests.filter((r) => ttft(r) > (r.ready - r.sent) + 3 * PROFILE.stepBaseMs);
     expect(waited.length).toBeGreaterThan(5);

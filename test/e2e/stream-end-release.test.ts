@@ -60,7 +60,13 @@ for (const endOrder of ["log-first", "deferred-log"] as Array<EnvoyProfile["endO
       ]);
       expect(results.filter((s) => s === 200)).toHaveLength(6);
       expect(results.filter((s) => s === 503)).toHaveLength(3);
-      await new Promise((r) => setTimeout(r, 500));
+      // The releases reach Redis after the answers (aborted streams' on the gateway's next turns):
+      // wait, up to 5 s, until as many releases as acquires were seen and the load is back to 0.
+      const count = (name: string) => calls.filter((a) => scriptOf(a) === name).length;
+      const loadSum = async () => (await redis.zrange(`${NS}:load`, 0, -1, "WITHSCORES")).filter((_, i) => i % 2 === 1).map(Number).reduce((a, b) => a + b, 0);
+      const settleBy = Date.now() + 5000;
+      while (Date.now() < settleBy && (count("release") < count("acquire") || (await loadSum()) !== 0)) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 100)); // a second release of one lease would show by now
       // The library was loaded before (beforeAll), so each script call is one FCALL.
       expect(calls.filter((a) => scriptOf(a) !== null && a[0].toLowerCase() !== "fcall")).toEqual([]);
       const acquires = calls.filter((a) => scriptOf(a) === "acquire").length;

@@ -55,7 +55,10 @@ describe("two plugins, one Redis cluster name, different credentials", () => {
   it("a re-init by one plugin fails the other plugin's call in flight (NetworkError)", async () => {
     // Left alone, BLPOP would answer nil (status 0) after 0.6 s, within the 1 s op timeout.
     const blocked = request(gw.url, { path: "/chat", headers: { "x-redis-cmd": "BLPOP never-filled 0.6" } });
-    await new Promise((r) => setTimeout(r, 100));
+    // Until Redis holds the BLPOP (polled: a slow machine takes longer than a fixed wait).
+    const by = Date.now() + 3000;
+    while (Date.now() < by && !/blocked_clients:[1-9]/.test(await admin.info("clients"))) await new Promise((r) => setTimeout(r, 5));
+    expect(await admin.info("clients")).toMatch(/blocked_clients:[1-9]/);
     await request(gw.url, { path: "/bob/x", headers: { "x-redis-reinit": "1" } });
     expect((await blocked).status).toBe(200);
     expect(lastReply(gw.plugin!.logs.records.map((r) => r.message))).toMatch(/status=1 size=0/);

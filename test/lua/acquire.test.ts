@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
-import { Pool, hostList, seededRandom, sleep } from "./pool.js";
+import { Pool, hostList, runScript, seededRandom, sleep } from "./pool.js";
 import { expectLoadMatchesLeases } from "./invariants.js";
 
 const suite = useRedisSuite();
@@ -15,6 +15,13 @@ describe("candidate sets", () => {
     const pool = new Pool(redis);
     expect(await pool.acquire({ leaseId: "l1", fp: "f1" })).toEqual({ status: "NEED_CANDIDATES", host: undefined, load: undefined });
     expect(await pool.allKeys()).toEqual([]);
+  });
+
+  it("answers OK as exactly {\"OK\", host, load_before}: the shape the plugin tests' recorded replies use (test/plugin/harness.ts acquireOk)", async () => {
+    const pool = new Pool(redis);
+    const [h] = hostList(1);
+    const reply = await runScript(redis, "acquire", pool.keys("shape"), ["l1", 1, 60_000, 60_000, 0, 0, 600_000, 1, h]);
+    expect(reply).toEqual(["OK", h, "0"]);
   });
 
   it("syncs the list, then serves n = 0 calls from the stored set until it expires", async () => {

@@ -111,14 +111,15 @@ describe("queue.lua", () => {
 
   it("a slot not renewed within slot_ttl_ms is freed; renew keeps it", async () => {
     const k = keys();
-    expect(await q(k, "enter", "s1", 1, "t", 1, 5000, 150)).toEqual(["ADMITTED"]);
-    expect(await q(k, "enter", "s2", 1, "t", 1, 5000, 150)).toEqual(["QUEUED", "0"]);
-    await sleep(100);
-    expect(await q(k, "renew", 150, "s1", "unknown")).toBe(1);
-    await sleep(100);
-    expect(await q(k, "poll", "s2", 1, 5000, 150)).toEqual(["QUEUED", "0"]);
-    await sleep(200);
-    expect(await q(k, "poll", "s2", 1, 5000, 150)).toEqual(["ADMITTED"]);
+    // Slot TTL 600 ms, steps of 400 / 400 / 800 ms: 200 ms of margin either side on a slow machine.
+    expect(await q(k, "enter", "s1", 1, "t", 1, 5000, 600)).toEqual(["ADMITTED"]);
+    expect(await q(k, "enter", "s2", 1, "t", 1, 5000, 600)).toEqual(["QUEUED", "0"]);
+    await sleep(400);
+    expect(await q(k, "renew", 600, "s1")).toBe(1);
+    await sleep(400);
+    expect(await q(k, "poll", "s2", 1, 5000, 600)).toEqual(["QUEUED", "0"]);
+    await sleep(800);
+    expect(await q(k, "poll", "s2", 1, 5000, 600)).toEqual(["ADMITTED"]);
   });
 
   it("an exit hands every free slot to the head at once; the grant holds grant_ttl_ms until claimed", async () => {

@@ -21,13 +21,13 @@ async function pick(h: TestHost): Promise<void> {
 
 describe("the facade's manual clock and a real Redis's clock", () => {
   it("wall time not advanced past the pick deadline makes the pick LATE (fallback); the reply's time mends the offset", async () => {
-    const h = (t.host = await host({ configuration: glrConfig({ timeout: 5000, pickDeadlineMs: 50 }), redis: { url: t.redis.url } }));
+    const h = (t.host = await host({ configuration: glrConfig({ timeout: 5000, pickDeadlineMs: 500 }), redis: { url: t.redis.url } }));
     await pick(h); // no deadline yet: the clock offset is not known
     h.advance(500); // the tick probes Redis's TIME: the offset is known from here
     await h.redisIdle();
     await pick(h);
     expect(picks(h, "local_fallback")).toBe(0);
-    await sleep(300); // Redis's clock moves 300 ms, the facade's none: the deadline is 250 ms past
+    await sleep(800); // Redis's clock moves 800 ms, the facade's none: the deadline is 300 ms past
     await pick(h);
     expect(picks(h, "local_fallback")).toBe(1);
     await pick(h); // the LATE reply carried Redis's time: the offset is right again
@@ -35,7 +35,7 @@ describe("the facade's manual clock and a real Redis's clock", () => {
   });
 
   it("advancing the manual clock with the wall time keeps the deadline ahead", async () => {
-    const h = (t.host = await host({ configuration: glrConfig({ timeout: 5000, pickDeadlineMs: 50 }), redis: { url: t.redis.url } }));
+    const h = (t.host = await host({ configuration: glrConfig({ timeout: 5000, pickDeadlineMs: 500 }), redis: { url: t.redis.url } }));
     await pick(h);
     h.advance(500);
     await h.redisIdle();

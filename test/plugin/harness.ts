@@ -67,3 +67,10 @@ export async function poolLoads(client: Redis, ns: string): Promise<Record<strin
   for (let i = 0; i < flat.length; i += 2) out[flat[i]] = Number(flat[i + 1]);
   return out;
 }
+
+/** acquire.lua's reply {"OK", host, load_before} as Redis sends it (RESP), for a recorded Redis
+ *  (test/lua/acquire.test.ts checks the script answers this shape). */
+export function acquireOk(address: string, loadBefore = 0): string {
+  const load = String(loadBefore);
+  return `*3\r\n$2\r\nOK\r\n$${address.length}\r\n${address}\r\n$${load.length}\r\n${load}\r\n`;
+}

@@ -2,13 +2,13 @@
 // settle or collect waits twice as long before the next, up to 8 s, instead of one call per
 // 500 ms tick per pool per VM for ever; a call that finds work brings it back to every tick.
 import { afterEach, expect, it } from "vitest";
-import { CLUSTER, glrConfig, host, hosts, postChat } from "./harness.js";
+import { CLUSTER, acquireOk, glrConfig, host, hosts, postChat } from "./harness.js";
 import type { TestHost } from "../../host-test/facade/index.js";
 
 let h: TestHost | null = null;
 afterEach(() => { h?.close(); h = null; });
 
-const OK = (addr: string) => `*4\r\n$2\r\nOK\r\n$${addr.length}\r\n${addr}\r\n$1\r\n0\r\n$0\r\n\r\n`;
+const OK = (addr: string) => acquireOk(addr, 0);
 
 /** Answers every call (reconcile with `heal`) for `ms`, in 50 ms steps; returns the reconcile calls made. */
 function run(t: TestHost, ms: number, heal: string): number {

@@ -3,7 +3,7 @@
 // plus one short tick, the tick period is short only while a pick waits, a reply arriving later
 // is released, and deadline misses open the breaker.
 import { afterEach, describe, expect, it } from "vitest";
-import { CLUSTER, glrConfig, host, hosts, postChat } from "./harness.js";
+import { CLUSTER, acquireOk, glrConfig, host, hosts, postChat } from "./harness.js";
 import type { TestHost } from "../../host-test/facade/index.js";
 import type { RecordedRedisCall } from "../../host-test/facade/callouts.js";
 import { isScriptQuery, scriptOf } from "../helpers/script-calls.js";
@@ -17,7 +17,7 @@ const fallbacks = (t: TestHost) => t.metric("llmlb_picks_total", { policy: "glob
 const misses = (t: TestHost) => t.metric("llmlb_redis_failures_total", { kind: "pick_deadline" });
 const leaseIdOf = (text: string) => /\r\n\$\d+\r\n([^\r]+:[0-9a-z]+)\r\n/.exec(text.split(NS + ":seen")[1])![1];
 const tickOf = (t: TestHost) => (t.plugin.vms[0].root as unknown as { tickPeriodMs: number }).tickPeriodMs;
-const OK = (addr: string) => `*4\r\n$2\r\nOK\r\n$${addr.length}\r\n${addr}\r\n$1\r\n1\r\n$0\r\n\r\n`;
+const OK = (addr: string) => acquireOk(addr, 1);
 
 describe("pick deadline", () => {
   it("a pick Redis never answers is forwarded by the fallback within the deadline + one tick (pickDeadlineMs / 5)", async () => {

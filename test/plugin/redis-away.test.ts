@@ -4,14 +4,14 @@
 // sent), and an operator sees one line per breaker change and at most one per error kind per
 // 10 s, not one per request.
 import { afterEach, describe, expect, it } from "vitest";
-import { CLUSTER, glrConfig, host, hosts, postChat } from "./harness.js";
+import { CLUSTER, acquireOk, glrConfig, host, hosts, postChat } from "./harness.js";
 import type { TestHost } from "../../host-test/facade/index.js";
 
 const NS = `{llmlb:llm:${CLUSTER}}`;
 let h: TestHost | null = null;
 afterEach(() => { h?.close(); h = null; });
 
-const OK = (addr: string) => `*4\r\n$2\r\nOK\r\n$${addr.length}\r\n${addr}\r\n$1\r\n0\r\n$0\r\n\r\n`;
+const OK = (addr: string) => acquireOk(addr, 0);
 const TIME = () => `*2\r\n$10\r\n${Math.floor(Date.now() / 1000)}\r\n$1\r\n0\r\n`;
 const QUEUED = "*2\r\n$6\r\nQUEUED\r\n$1\r\n0\r\n";
 const leaseIdOf = (text: string) => /\r\n\$\d+\r\n([^\r]+:[0-9a-z]+)\r\n/.exec(text.split(NS + ":seen")[1])![1];

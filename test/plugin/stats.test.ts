@@ -5,7 +5,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import net from "node:net";
 import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
-import { CLUSTER, glrConfig, host, hosts, postChat } from "./harness.js";
+import { CLUSTER, acquireOk, glrConfig, host, hosts, postChat } from "./harness.js";
 import { A, B, METRICS_CLUSTER, chat, makeHost, metricsConfig, vllmBody } from "../metrics-policy/harness.js";
 import type { TestHost } from "../../host-test/facade/index.js";
 import { isScriptQuery } from "../helpers/script-calls.js";
@@ -128,7 +128,7 @@ describe("Redis trouble", () => {
     probes[0].reply("*2\r\n$10\r\n1795000000\r\n$6\r\n250000\r\n");
     expect(gauge()).toBe(0); // Redis answers again: the breaker closed
     postChat(h);
-    h.redisCalls.filter((c) => isScriptQuery(c.text))[0].reply("*4\r\n$2\r\nOK\r\n$13\r\n10.0.0.1:8000\r\n$1\r\n0\r\n$0\r\n\r\n");
+    h.redisCalls.filter((c) => isScriptQuery(c.text))[0].reply(acquireOk("10.0.0.1:8000"));
     expect(picks(h, "global_least_request", "least_request")).toBe(1);
   });
 
@@ -167,7 +167,7 @@ describe("Redis trouble", () => {
     h = await host({ configuration: glrConfig({ pickDeadlineMs: 100 }), redis: "record" });
     postChat(h);
     h.advance(40);
-    h.redisCalls[0].reply("*4\r\n$2\r\nOK\r\n$13\r\n10.0.0.1:8000\r\n$1\r\n0\r\n$0\r\n\r\n");
+    h.redisCalls[0].reply(acquireOk("10.0.0.1:8000"));
     expect(h.metric("llmlb_redis_call_duration_ms", {})).toEqual({ count: 0, sum: 0 }); // not flushed yet (as Envoy)
     h.flushStats();
     expect(h.metric("llmlb_redis_call_duration_ms", {})).toEqual({ count: 1, sum: 40.5 }); // circllhist bin [40, 41) midpoint

@@ -318,13 +318,14 @@ export class LbStream extends Context {
   }
 
   /**
-   * 5xx from the upstream or from Envoy (connect failure, reset, timeout) counts as failed, when
-   * the leased host is the one Envoy sent the request to: not when no upstream host was chosen
-   * (a local reply) or another host served it (that host's failure is not the pick's).
+   * 5xx from the upstream or from Envoy (connect failure, reset, timeout) counts as failed for
+   * `leased`, when it is the host Envoy sent the request to: not when no upstream host was chosen
+   * (a local reply), nor when another host served it (a lease not moved yet: that host's failure
+   * is not the pick's). A lease moved to the serving host (moveLease) takes that host's failures.
    */
-  private failed(): bool {
+  private failed(leased: string): bool {
     const r = this.req;
-    if (r !== null && r.pickedAtMs > 0 && (r.servedHost.length == 0 || r.servedElsewhere())) return false;
+    if (r !== null && r.pickedAtMs > 0 && (r.servedHost.length == 0 || r.servedHost != leased)) return false;
     let status = <i64>this.responseStatus;
     // response.code is an int64 property (audit row 11).
     if (status == 0) status = host.getPropertyI64(["response", "code"], 0);
@@ -339,7 +340,7 @@ export class LbStream extends Context {
     if (r === null) return;
     this.noteServedHost();
     const lease = r.lease;
-    if (lease !== null && !lease.released) this.plugin.services.accounting.release(lease, this.failed());
+    if (lease !== null && !lease.released) this.plugin.services.accounting.release(lease, this.failed(lease.host));
     this.plugin.services.queue.leave(r);
     this.policy!.onStreamDone(r);
   }

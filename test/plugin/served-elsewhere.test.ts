@@ -42,12 +42,15 @@ describe("served by another pod than the pick", () => {
     expect(await t.client.hlen(`${NS}:lease`)).toBe(0);
   });
 
-  it("a 5xx from the pod that served it is no penalty for the pick", async () => {
+  it("a 5xx from the pod that served it is no penalty for the pick; it is the serving pod's, once the lease moved there", async () => {
     const h = t.host = await host({ configuration: glrConfig({ timeout: 3000, failurePenalty: 4 }), redis: { url: t.redis.url }, clusters: { [CLUSTER]: hosts(2) } });
-    const { s, a } = await servedByTheOther(h);
+    const { s, a, b } = await servedByTheOther(h);
     s.sendResponseHeaders({ ":status": "503" }, true);
+    await h.redisIdle(); // the lease moved to b
     s.complete();
     await h.redisIdle();
-    expect((await loads())[a]).toBe(0);
+    const after = await loads();
+    expect(after[a]).toBe(0);
+    expect(after[b] - 5).toBe(4); // failurePenalty, for a while, on the pod that failed
   });
 });

@@ -341,6 +341,7 @@ export class LbStream extends Context {
     this.noteServedHost();
     const lease = r.lease;
     if (lease !== null && !lease.released) this.plugin.services.accounting.release(lease, this.failed(lease.host));
+    this.plugin.services.accounting.cancelAcquire(r);
     this.plugin.services.queue.leave(r);
     this.policy!.onStreamDone(r);
   }

@@ -25,6 +25,9 @@ export const FUZZ_TIMEOUT_MS = FUZZ_RUNS > 0 ? 3_600_000 : 60_000;
 
 export interface ScriptCall { script: string; keys: string[]; args: string[] }
 
+/** The scripts that take a lease (ARGV 1 its id): acquire.lua and those built on it. */
+const ACQUIRING = new Set(["acquire", "charge", "prefix", "score"]);
+
 /** The Lua script a recorded query runs (FCALL, EVALSHA or EVAL), with its keys and arguments; null otherwise. */
 export function scriptCall(c: RecordedRedisCall): ScriptCall | null {
   let v: unknown;
@@ -116,7 +119,7 @@ export class FuzzHost {
         this.seen.add(c);
         const sc = scriptCall(c);
         const lease = sc?.args[0];
-        if (sc && lease && (sc.script === "acquire" || sc.script === "charge")) { this.acquired.set(lease, (this.acquired.get(lease) ?? 0) + 1); this.totals.acquires++; }
+        if (sc && lease && ACQUIRING.has(sc.script)) { this.acquired.set(lease, (this.acquired.get(lease) ?? 0) + 1); this.totals.acquires++; }
         if (sc && lease && sc.script === "release") {
           this.released.set(lease, (this.released.get(lease) ?? 0) + 1);
           this.totals.releases++;
@@ -129,7 +132,7 @@ export class FuzzHost {
         if (r === undefined) { this.stalled.add(c.connection); continue; }
         if (r === null) { c.fail(); continue; }
         if (this.stalled.has(c.connection)) continue;
-        if (sc && lease && (sc.script === "acquire" || sc.script === "charge") && isGrant(r)) { this.granted.add(lease); this.totals.grants++; }
+        if (sc && lease && ACQUIRING.has(sc.script) && isGrant(r)) { this.granted.add(lease); this.totals.grants++; }
         if (sc && lease && sc.script === "release" && /^:-?\d+\r\n/.test(Buffer.from(r).toString("latin1"))) this.settledRelease.add(lease);
         c.reply(r);
       }

@@ -84,7 +84,9 @@ class AcquireReply extends RedisReplyHandler {
   deadline: bool = false;
 
   onReply(ok: bool, reply: RespValue | null): void {
-    if (this.abandoned) this.acc.onAbandonedReply(this, ok, reply);
+    this.s.acquiring = false;
+    if (this.s.acquireCancelled) this.acc.onCancelledReply(this, ok, reply);
+    else if (this.abandoned) this.acc.onAbandonedReply(this, ok, reply);
     else this.acc.onAcquireReply(this, ok, reply);
   }
 
@@ -133,6 +135,13 @@ class ReleaseReply extends RedisReplyHandler {
       warnThrottled("release failed", reply.str);
     }
   }
+}
+
+/** The release of an acquire cancelled by its stream's end: one lost is given up (sent again,
+ *  with its tombstone, once Redis answers). */
+class CancelReply extends RedisReplyHandler {
+  constructor(public pool: Pool, public id: string) { super(); }
+  onReply(ok: bool, _reply: RespValue | null): void { if (!ok) this.pool.giveUp(this.id, true); }
 }
 
 /** The charge that moves a request's lease to the host that served it (Accounting.moveLease). */
@@ -222,7 +231,33 @@ export class Accounting {
     const keys = pool.withCompatKey(pool.acquireKeys(c).concat(call.extraKeys));
     const reply = new AcquireReply(this, s, pool, c, call, withList);
     reply.deadline = pool.redis.clockKnown;
-    return pool.redis.evalScript(call.script, keys, args, reply, now, pool.pickWaitMs());
+    if (!pool.redis.evalScript(call.script, keys, args, reply, now, pool.pickWaitMs())) return false;
+    s.acquiring = true;
+    return true;
+  }
+
+  /**
+   * The stream ended while its acquire was still out (the client left, or the stream went on by
+   * the pick deadline): its id is released now, with a tombstone, behind the acquire on the same
+   * connection, not when the reply comes. The reply may never reach this plugin: a configuration
+   * update deletes the old root context once its last stream ended, and Envoy drops the replies
+   * of a deleted root (its lease stayed for the lease TTL). The reply, if it comes, releases
+   * again, which finds nothing (release.lua is idempotent).
+   */
+  cancelAcquire(s: LbRequest): void {
+    const pool = s.pool;
+    if (!s.acquiring || s.acquireCancelled || pool === null || s.leaseId.length == 0) return;
+    s.acquireCancelled = true;
+    if (!pool.redis.evalScript(RELEASE_SCRIPT, pool.lifecycleKeys(), pool.releaseArgs(s.leaseId, 0, true), new CancelReply(pool, s.leaseId), host.nowMillis())) {
+      pool.giveUp(s.leaseId, true);
+    }
+  }
+
+  /** The reply to an acquire whose stream ended and released its id already (cancelAcquire):
+   *  nothing to undo or resend; a LATE still teaches Redis's clock. */
+  onCancelledReply(r: AcquireReply, ok: bool, reply: RespValue | null): void {
+    const status = ok && reply !== null && !reply.isError() ? replyStatus(reply) : "";
+    if (status == "LATE") r.pool.redis.learnClock(replyItem(reply!, 1), host.nowMillis());
   }
 
   /** Per-VM least request (or a local lease on `fixedHost`): Redis is down, or answered something unusable. */

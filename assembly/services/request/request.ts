@@ -52,6 +52,10 @@ export class LbRequest {
   /** Acquires sent again because Redis answered SETTLING (a backlog of expired buckets). */
   settleRounds: i32 = 0;
   lease: Lease | null = null;
+  /** An acquire of leaseId is out (sent, no reply yet): Accounting.cancelAcquire at the end. */
+  acquiring: bool = false;
+  /** The stream ended with its acquire out and released the id already (its reply does nothing). */
+  acquireCancelled: bool = false;
   /** The pick the in-flight tracker counts for this request (endpoint_metrics, predicted_latency). */
   counted: CountedPick | null = null;
   pickedHost: string = "";

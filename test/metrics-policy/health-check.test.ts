@@ -132,6 +132,21 @@ describe("endpoint_metrics from health-check bodies", () => {
     expect(counts.get(B)!).toBeGreaterThanOrEqual(9);
   });
 
+  it("rate_limit: rules of different window sizes on the same pods keep their own shared windows", async () => {
+    h = await makeHost({
+      ...metricsConfig({ rate_limit: 0.5, window_size: 10 }),
+      _rules_: [{ _match_route_: ["llm2"], ...metricsConfig({ rate_limit: 0.5, window_size: 100 }) }],
+    }, [{ address: A, metrics: vllmBody(0) }, { address: B, metrics: vllmBody(1) }]);
+    for (const route of ["llm", "llm2"]) {
+      const s = h.stream({ method: "POST", path: "/v1/chat/completions", cluster: CLUSTER, route, headers: { "content-type": "application/json" } });
+      s.sendRequestHeaders(false);
+      s.sendRequestBody(JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }), true);
+      s.complete();
+    }
+    // One window each: a window of 10 picks would cut the other rule's 100 (and purge it sooner).
+    expect(h.plugin.sharedData.keys("").filter((k) => k.startsWith("llmlb.empicks|"))).toHaveLength(2);
+  });
+
   it("rate_limit empties the shared windows of candidate sets unused for a minute when it moves to a new one (shared data has no delete)", async () => {
     const Y = "outbound|8000||vllm-y.static";
     const Z = "outbound|8000||vllm-z.static";

@@ -125,23 +125,17 @@ class HealerReply extends RedisReplyHandler {
 }
 
 /** A release's reply: one lost (network, timeout) is sent again from the tick, as a given-up
- *  id (release.lua is idempotent: a release that did run finds no record the second time). */
+ *  id (release.lua is idempotent: a release that did run finds no record the second time), with
+ *  its tombstone when it carried one (an acquire cancelled by its stream's end). */
 class ReleaseReply extends RedisReplyHandler {
-  constructor(public acc: Accounting, public pool: Pool, public id: string) { super(); }
+  constructor(public acc: Accounting, public pool: Pool, public id: string, public tombstone: bool = false) { super(); }
   onReply(ok: bool, reply: RespValue | null): void {
-    if (!ok) { this.acc.stats.redisBackgroundFailures(); this.pool.giveUp(this.id, false); return; }
+    if (!ok) { this.acc.stats.redisBackgroundFailures(); this.pool.giveUp(this.id, this.tombstone); return; }
     if (reply !== null && reply.isError()) {
       this.acc.stats.redisBackgroundFailures();
       warnThrottled("release failed", reply.str);
     }
   }
-}
-
-/** The release of an acquire cancelled by its stream's end: one lost is given up (sent again,
- *  with its tombstone, once Redis answers). */
-class CancelReply extends RedisReplyHandler {
-  constructor(public pool: Pool, public id: string) { super(); }
-  onReply(ok: bool, _reply: RespValue | null): void { if (!ok) this.pool.giveUp(this.id, true); }
 }
 
 /** The charge that moves a request's lease to the host that served it (Accounting.moveLease). */
@@ -241,14 +235,14 @@ export class Accounting {
    * the pick deadline): its id is released now, with a tombstone, behind the acquire on the same
    * connection, not when the reply comes. The reply may never reach this plugin: a configuration
    * update deletes the old root context once its last stream ended, and Envoy drops the replies
-   * of a deleted root (its lease stayed for the lease TTL). The reply, if it comes, releases
-   * again, which finds nothing (release.lua is idempotent).
+   * of a deleted root (its lease stayed for the lease TTL). The reply, if it comes, does nothing
+   * (onCancelledReply).
    */
   cancelAcquire(s: LbRequest): void {
     const pool = s.pool;
     if (!s.acquiring || s.acquireCancelled || pool === null || s.leaseId.length == 0) return;
     s.acquireCancelled = true;
-    if (!pool.redis.evalScript(RELEASE_SCRIPT, pool.lifecycleKeys(), pool.releaseArgs(s.leaseId, 0, true), new CancelReply(pool, s.leaseId), host.nowMillis())) {
+    if (!pool.redis.evalScript(RELEASE_SCRIPT, pool.lifecycleKeys(), pool.releaseArgs(s.leaseId, 0, true), new ReleaseReply(this, pool, s.leaseId, true), host.nowMillis())) {
       pool.giveUp(s.leaseId, true);
     }
   }

@@ -381,15 +381,31 @@ local function sync_candidates(k, hosts, now, cand_ttl_ms)
   call_chunked('ZADD', k.seen, {}, hosts, function(h) return { now, h } end)
 end
 
--- Examines up to STALE_BATCH hosts not seen in a synced candidate list for stale_ms. One that is
--- still in the caller's candidate set is current (its gateway simply has not resent the list),
--- so it is marked seen; any other is removed from load and seen. Its leases stay and settle
--- without recreating it. stale_ms = 0 disables dropping.
--- Before that, a host with nothing leased on it that no candidate list has named for idle_ms (two
--- candidate-set lifetimes: every live list is synced at least once per lifetime) is dropped too: a
+-- Examines `hosts` (not named by a synced list for a while): one still in the caller's set is
+-- current (its gateway has not resent the list yet) and is marked seen; any other is dropped from
+-- load and seen, when `idle_only` only at load 0. Higress's counter field goes with it (its hash
+-- has no TTL: pods replaced with new addresses would stay in it for good, and Higress's own cleanup
+-- drops hosts gone from its host list), for an idle host only at a count of 0 (Higress's gateways
+-- may still count it: a mixed fleet).
+local function examine_unseen(k, hosts, now, idle_only)
+  for _, host in ipairs(hosts) do
+    if redis.call('SISMEMBER', k.cand, host) == 1 then
+      redis.call('ZADD', k.seen, now, host)
+    elseif not idle_only or tonumber(redis.call('ZSCORE', k.load, host) or '0') <= 0 then
+      redis.call('ZREM', k.load, host)
+      redis.call('ZREM', k.seen, host)
+      if k.higress and (not idle_only or tonumber(redis.call('HGET', k.higress, host) or '0') <= 0) then
+        redis.call('HDEL', k.higress, host)
+      end
+    end
+  end
+end
+
+-- A host with nothing leased on it that no candidate list has named for idle_ms (two
+-- candidate-set lifetimes: every live list is synced at least once per lifetime) is dropped: a
 -- rollout replaces every pod, and the old ones, at load 0 below a busy fleet, were under every
 -- pick's first draws (and read by its scan) for stale_ms. If a list still names it, its next
--- sync adds it back at load 0, which is its load. A host examined there with a load stays for the
+-- sync adds it back at load 0, which is its load. A host examined here with a load stays for the
 -- stale_ms rule; which hosts are examined is drawn by rnd, so those cannot block the others.
 local function drop_idle_hosts(k, now, idle_ms, rnd)
   local before = now - idle_ms
@@ -397,34 +413,16 @@ local function drop_idle_hosts(k, now, idle_ms, rnd)
   if idle == 0 then return end
   local from = 0
   if idle > STALE_BATCH then from = next_random(rnd) % (idle - STALE_BATCH + 1) end
-  local hosts = redis.call('ZRANGEBYSCORE', k.seen, '-inf', before, 'LIMIT', from, STALE_BATCH)
-  for _, host in ipairs(hosts) do
-    if redis.call('SISMEMBER', k.cand, host) == 1 then
-      redis.call('ZADD', k.seen, now, host)
-    elseif tonumber(redis.call('ZSCORE', k.load, host) or '0') <= 0 then
-      redis.call('ZREM', k.load, host)
-      redis.call('ZREM', k.seen, host)
-      -- Higress's gateways may still count it (a mixed fleet): only a count of 0 goes.
-      if k.higress and tonumber(redis.call('HGET', k.higress, host) or '0') <= 0 then redis.call('HDEL', k.higress, host) end
-    end
-  end
+  examine_unseen(k, redis.call('ZRANGEBYSCORE', k.seen, '-inf', before, 'LIMIT', from, STALE_BATCH), now, true)
 end
 
+-- Examines up to STALE_BATCH hosts not seen in a synced candidate list for stale_ms (after the
+-- idle ones, drop_idle_hosts); a host dropped keeps its leases, which settle without recreating
+-- it. stale_ms = 0 disables dropping.
 local function drop_stale_hosts(k, now, stale_ms, idle_ms, rnd)
   if stale_ms <= 0 then return end
   if idle_ms < stale_ms then drop_idle_hosts(k, now, idle_ms, rnd) end
-  local stale = redis.call('ZRANGEBYSCORE', k.seen, '-inf', now - stale_ms, 'LIMIT', 0, STALE_BATCH)
-  for _, host in ipairs(stale) do
-    if redis.call('SISMEMBER', k.cand, host) == 1 then
-      redis.call('ZADD', k.seen, now, host)
-    else
-      redis.call('ZREM', k.load, host)
-      redis.call('ZREM', k.seen, host)
-      -- Compat: Higress's counter too, as Higress's cleanup drops hosts gone from its host list
-      -- (its hash has no TTL: pods replaced with new addresses would stay in it for good).
-      if k.higress then redis.call('HDEL', k.higress, host) end
-    end
-  end
+  examine_unseen(k, redis.call('ZRANGEBYSCORE', k.seen, '-inf', now - stale_ms, 'LIMIT', 0, STALE_BATCH), now, false)
 end
 
 -- Picks uniformly among the candidates with the lowest load in `pairs` (flat host, load list).

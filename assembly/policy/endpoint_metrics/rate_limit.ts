@@ -18,19 +18,21 @@ export class RateLimit {
   readonly picks: SharedPicks;
   /** The shared windows this VM used, by key, and when it last did. */
   private used: Map<string, f64> = new Map();
+  /** A window's key less its candidate set: one window per candidate set and window shape, the
+   *  same name in every VM of the gateway (rules of other sizes or periods on the same pods would
+   *  cut each other's window). */
+  private readonly keyHead: string;
 
   constructor(private cfg: LbConfig) {
     const s = cfg.metrics;
     this.picks = new SharedPicks("", s.rateLimitScope == "gateway", s.windowSize, <f64>s.windowSeconds * 1000);
+    this.keyHead = "llmlb.empicks|" + cfg.keyPrefix + "|" + s.windowSize.toString() + "|" + s.windowSeconds.toString() + "|";
   }
 
   /** The host to use instead of `chosen` ("" to keep it); records the final pick in the window. */
   redirect(c: CandidateSet, chosen: string, now: f64, rng: Xorshift): string {
     const limit = this.cfg.metrics.rateLimit;
-    // One window per candidate set and window shape: the same name in every VM of the gateway
-    // (rules of other sizes or periods on the same pods would cut each other's window).
-    const m = this.cfg.metrics;
-    const key = "llmlb.empicks|" + this.cfg.keyPrefix + "|" + m.windowSize.toString() + "|" + m.windowSeconds.toString() + "|" + c.fp;
+    const key = this.keyHead + c.fp;
     if (this.picks.shared) {
       if (!this.used.has(key)) this.emptyUnused(now);
       this.used.set(key, now);

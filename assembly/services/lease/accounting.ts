@@ -396,9 +396,8 @@ export class Accounting {
   private releaseGivenUp(pool: Pool, now: f64): void {
     let sent = 0;
     while (pool.givenUp.length > 0 && sent < GIVEN_UP_PER_TICK && !pool.redis.breaker.isOpen()) {
-      const id = pool.givenUp.shift();
-      const tombstone = pool.givenUpTombstone.shift();
-      pool.redis.evalScript(RELEASE_SCRIPT, pool.lifecycleKeys(), pool.releaseArgs(id, 0, tombstone), this.background, now);
+      const g = pool.givenUp.shift();
+      pool.redis.evalScript(RELEASE_SCRIPT, pool.lifecycleKeys(), pool.releaseArgs(g.id, 0, g.tombstone), this.background, now);
       sent++;
     }
   }

@@ -5,10 +5,16 @@
 import { LbConfig } from "../../config/lb_config";
 import { RedisClient } from "../../redis/client";
 import { CandidateSet } from "../candidates/candidates";
+import { BoundedFifo } from "../../util/bounded_fifo";
 
 const MAX_GIVEN_UP: i32 = 1024;
 /** Hosts one acquire may carry (lua/lib.lua MAX_HOSTS); a longer list is synced in chunks (lua/sync.lua). */
 export const SYNC_CHUNK: i32 = 500;
+
+/** A lease id whose acquire got no reply; tombstone: its acquire carried no deadline. */
+export class GivenUp {
+  constructor(public readonly id: string, public readonly tombstone: bool) {}
+}
 
 /** An open lease as a renewal sends it (renew.lua's restore mode: id, host, cost); Lease extends it. */
 export class OpenLease {
@@ -34,8 +40,7 @@ export class Pool {
   /** How long the healer waits between calls now: 0 (every tick) until calls find nothing. */
   healerEveryMs: f64 = 0;
   /** Lease ids whose acquire got no reply, released with a tombstone once Redis answers again. */
-  givenUp: string[] = [];
-  givenUpTombstone: bool[] = [];
+  readonly givenUp: BoundedFifo<GivenUp> = new BoundedFifo<GivenUp>(MAX_GIVEN_UP);
   /** Healer calls sent in the current tick (reconcile.lua answered more = 1). */
   healerRounds: i32 = 0;
   /** Higress's counter hash, kept too with `compat: true` (rolling migration; lua/README.md). */
@@ -56,9 +61,7 @@ export class Pool {
    * tombstone: the acquire carried no deadline, so a run of it queued in Redis must be refused.
    */
   giveUp(id: string, tombstone: bool): void {
-    if (this.givenUp.length >= MAX_GIVEN_UP) { this.givenUp.shift(); this.givenUpTombstone.shift(); }
-    this.givenUp.push(id);
-    this.givenUpTombstone.push(tombstone);
+    this.givenUp.push(new GivenUp(id, tombstone));
   }
 
   get compat(): bool { return this.higressKey.length > 0; }

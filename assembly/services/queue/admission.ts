@@ -22,6 +22,7 @@ import { LUA_LIBRARY } from "../lease/scripts";
 import * as host from "../../host/calls";
 import { tenantKey } from "./tenant";
 import { warnThrottled } from "../../host/warn_throttle";
+import { BoundedFifo } from "../../util/bounded_fifo";
 
 export const QUEUE_SCRIPT = new LuaScript("queue", new ScriptText("queue", gen.QUEUE_DEFS), gen.QUEUE_SHA, LUA_LIBRARY);
 
@@ -80,6 +81,11 @@ class HandOffReply extends RedisReplyHandler {
  *  queueEntryTtlMs). */
 const UNSENT_EXITS_MAX = 1024;
 
+/** An exit Redis did not take: its pool and the queue.lua arguments, sent again from the tick. */
+class UnsentExit {
+  constructor(public readonly pool: Pool, public readonly args: string[]) {}
+}
+
 class Background extends RedisReplyHandler {
   onReply(_ok: bool, _reply: RespValue | null): void {}
 }
@@ -90,8 +96,7 @@ export class AdmissionQueue {
   private byRequest: Map<usize, string> = new Map();
   private readonly background: Background = new Background();
   /** Exits Redis did not take (breaker open, a failed call), sent again from the tick. */
-  private unsentPools: Pool[] = [];
-  private unsentArgs: Array<string[]> = [];
+  private readonly unsent: BoundedFifo<UnsentExit> = new BoundedFifo<UnsentExit>(UNSENT_EXITS_MAX);
 
   /** Metrics (stats.ts): llmlb_queue_depth, llmlb_queue_wait_ms, llmlb_queue_*_total. */
   constructor(private stats: Stats) {}
@@ -108,8 +113,7 @@ export class AdmissionQueue {
     }
     this.entries.clear();
     this.byRequest.clear();
-    this.unsentPools = [];
-    this.unsentArgs = [];
+    this.unsent.clear();
   }
 
   /** Takes a slot for `r` (Pending: the reply or a later poll calls r.port.admitted()); Pass when not queueing. */
@@ -160,9 +164,7 @@ export class AdmissionQueue {
 
   /** Keeps an exit Redis did not take for the tick. */
   exitLater(pool: Pool, args: string[]): void {
-    if (this.unsentPools.length >= UNSENT_EXITS_MAX) { this.unsentPools.shift(); this.unsentArgs.shift(); }
-    this.unsentPools.push(pool);
-    this.unsentArgs.push(args);
+    this.unsent.push(new UnsentExit(pool, args));
   }
 
   private sendExit(pool: Pool, args: string[], now: f64): bool {
@@ -171,11 +173,10 @@ export class AdmissionQueue {
 
   /** Sends the exits kept while Redis did not take them (from the tick; stops at the first refusal). */
   private resendExits(now: f64): void {
-    while (this.unsentPools.length > 0) {
-      const pool = this.unsentPools[0];
-      if (pool.redis.breaker.isOpen() || !this.sendExit(pool, this.unsentArgs[0], now)) return;
-      this.unsentPools.shift();
-      this.unsentArgs.shift();
+    while (this.unsent.length > 0) {
+      const x = this.unsent.front();
+      if (x.pool.redis.breaker.isOpen() || !this.sendExit(x.pool, x.args, now)) return;
+      this.unsent.shift();
     }
   }
 

@@ -6,7 +6,7 @@
 import { SiblingStream } from "../policy/predicted_latency/open_streams";
 import { parseRecord, SIB_STALE_MS, SiblingHolds } from "../policy/predicted_latency/sibling_streams";
 import { RecordWriter } from "../policy/predicted_latency/record_bytes";
-import { BYTES_PER_MS, DISCOVERY_MS, EnvoyRecords, exchangeInterval, MAX_INTERVAL_MS, MAX_STORE, parseBlob, ReplicaRecords, writeBlob } from "../policy/predicted_latency/replica_records";
+import { BYTES_PER_MS, claimLapsed, DISCOVERY_MS, EnvoyRecords, exchangeInterval, MAX_INTERVAL_MS, MAX_STORE, parseBlob, ReplicaRecords, writeBlob } from "../policy/predicted_latency/replica_records";
 import { parseResp, RespValue } from "../redis/resp";
 import { Pool } from "../services/lease/pool";
 import { LbConfig } from "../config/lb_config";
@@ -145,5 +145,16 @@ describe("this Envoy's records and the blob", () => {
     parseBlob(blob, values, at);
     expect(at).toStrictEqual([5000.0, 6000.0]);
     expect(String.UTF8.decode(values[1])).toBe("c 2 0\nh1 1 2 3");
+  });
+});
+
+describe("the exchange claim", () => {
+  it("holds until its time, unless unreadable or further ahead than any period and hold", () => {
+    expect(claimLapsed("1000", 999, 2000)).toBe(false);
+    expect(claimLapsed("1000", 1000, 2000)).toBe(true);
+    expect(claimLapsed("junk", 0, 2000)).toBe(true);
+    // a clock stepped back: the claim lies past hold + MAX_INTERVAL_MS and no longer holds
+    expect(claimLapsed((1000 + 2000 + MAX_INTERVAL_MS).toString(), 1000, 2000)).toBe(false);
+    expect(claimLapsed((1001 + 2000 + MAX_INTERVAL_MS).toString(), 1000, 2000)).toBe(true);
   });
 });

@@ -54,6 +54,14 @@ export const BYTES_PER_MS: f64 = 1024;
  *  claim's hold is a clock that jumped back, and does not hold. */
 export const MAX_INTERVAL_MS: f64 = 60000;
 
+/** Whether a claim (the ms its exchange is next due, on this Envoy's clock) no longer holds at
+ *  `now`: its time passed, it is unreadable, or it lies further ahead than any period and hold
+ *  (a clock that jumped back). */
+export function claimLapsed(claim: string, now: f64, holdMs: f64): bool {
+  const next = parseFloat(claim);
+  return isNaN(next) || now >= next || next - now > holdMs + MAX_INTERVAL_MS;
+}
+
 /** The ms until the next exchange after one that moved `bytes` and returned `others` records. */
 export function exchangeInterval(everyMs: f64, bytes: f64, others: i32): f64 {
   if (others == 0) return max(everyMs, DISCOVERY_MS);
@@ -156,10 +164,7 @@ export class ReplicaRecords {
   due(now: f64): bool {
     if (this.inFlight || now - this.lastMs < this.intervalMs) return false;
     const cur = host.getSharedData(this.claimKey);
-    if (cur.status != host.Status.Ok) return true;
-    const next = parseFloat(String.UTF8.decode(cur.value));
-    // A claim further away than any period and hold (a clock that jumped back) does not hold.
-    return isNaN(next) || now >= next || next - now > this.holdMs() + MAX_INTERVAL_MS;
+    return cur.status != host.Status.Ok || claimLapsed(String.UTF8.decode(cur.value), now, this.holdMs());
   }
 
   /** How long a claim holds while its call is out: the Redis timeout and its sweep (a VM gone
@@ -170,6 +175,8 @@ export class ReplicaRecords {
   claim(now: f64): bool {
     const cur = host.getSharedData(this.claimKey);
     if (cur.status != host.Status.Ok && cur.status != host.Status.NotFound) return true; // no shared data
+    // Another VM may have claimed it since due() read it: its claim holds, whatever the cas.
+    if (cur.status == host.Status.Ok && !claimLapsed(String.UTF8.decode(cur.value), now, this.holdMs())) return false;
     const cas: u32 = cur.status == host.Status.Ok ? cur.cas : 0;
     const st = host.setSharedData(this.claimKey, String.UTF8.encode((<i64>(now + this.holdMs())).toString()), cas);
     return st != host.Status.CasMismatch;

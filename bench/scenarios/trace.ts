@@ -1,5 +1,5 @@
 // `npm run bench -- mooncake [--trace FILE] [--trace-speed K] [--pods N]`: replays a Mooncake-format
-// trace (default: ../shared/data/mooncake_synthetic_trace.jsonl, the FAST'25 synthetic trace:
+// trace, plain or gzipped (default: bench/trace/data/, the vendored FAST'25 synthetic trace:
 // 3,993 requests over ~17 min, mean input 15k tokens) at its own timestamps divided by K, on N
 // Qwen3-32B/2xH100 pods (default 4 = 8 H100, Dynamo's A/B used 8 H100 with Qwen3-32B FP8).
 // Published anchor (Dynamo, tool-agent trace at 0.8x speed): KV-aware routing cut mean TTFT
@@ -7,7 +7,7 @@
 // Failure behaviour: throws when the file is missing or malformed (the line is named).
 import fs from "node:fs";
 import path from "node:path";
-import { parseMooncakeTrace, traceReplay } from "../trace/mooncake.js";
+import { parseMooncakeTrace, readTraceFile, traceReplay } from "../trace/mooncake.js";
 import { REPO_ROOT } from "../topology.js";
 import type { LoadScenario } from "./types.js";
 
@@ -16,14 +16,14 @@ export const TRACE_SCENARIO = {
   description: "Mooncake-format trace replay (--trace FILE, --trace-speed K, --pods N; default: the FAST'25 synthetic trace on 4 Qwen3-32B/2xH100 pods).",
 };
 
-export const DEFAULT_TRACE = path.join(REPO_ROOT, "..", "shared", "data", "mooncake_synthetic_trace.jsonl");
+export const DEFAULT_TRACE = path.join(REPO_ROOT, "bench", "trace", "data", "mooncake_synthetic_trace.jsonl.gz");
 
 export interface TraceScenarioOptions { file?: string; speed?: number; pods?: number; maxRequests?: number; seed?: number }
 
 export function mooncakeScenario(o: TraceScenarioOptions = {}): LoadScenario {
   const file = o.file ?? process.env.MOONCAKE_TRACE ?? DEFAULT_TRACE;
   if (!fs.existsSync(file)) throw new Error(`trace file not found: ${file} (--trace FILE or MOONCAKE_TRACE)`);
-  const requests = parseMooncakeTrace(fs.readFileSync(file, "utf8"));
+  const requests = parseMooncakeTrace(readTraceFile(file));
   const speed = o.speed ?? 1;
   const pods = o.pods ?? 4;
   const timesMs = traceReplay(requests, { speed, seed: 1, maxRequests: o.maxRequests }).timesMs;

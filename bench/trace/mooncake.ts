@@ -8,6 +8,8 @@
 // `<|user|>` + words + `<|end|>` (simulator tokens), so a full block carries 510 words and the
 // prompt is exactly input_length tokens plus the generation marker.
 // Failure behaviour: parseMooncakeTrace throws naming the line of the first malformed request.
+import fs from "node:fs";
+import zlib from "node:zlib";
 import { SeededRandom } from "../../host-test/sim/random.js";
 import { ASSISTANT_MARKER, END_MARKER, type ChatMessage } from "../../host-test/sim/tokenizer.js";
 import { randomWords } from "../workloads/text.js";
@@ -26,6 +28,12 @@ export interface TraceRequest {
 
 function nonNegativeInt(v: unknown): v is number {
   return typeof v === "number" && Number.isInteger(v) && v >= 0;
+}
+
+/** A trace file's text; a name ending in `.gz` is gunzipped. */
+export function readTraceFile(file: string): string {
+  const bytes = fs.readFileSync(file);
+  return (file.endsWith(".gz") ? zlib.gunzipSync(bytes) : bytes).toString("utf8");
 }
 
 export function parseMooncakeTrace(text: string): TraceRequest[] {

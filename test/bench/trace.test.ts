@@ -1,13 +1,18 @@
 // Mooncake trace replay (bench/trace/mooncake.ts): parsing with named errors, deterministic text
 // per block id (shared ids -> shared prompt prefix, for the engines and the plugin alike), exact
 // token counts, and time compression.
+import { createHash } from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { chatToPrompt, tokenize } from "../../host-test/sim/tokenizer.js";
-import { BlockText, parseMooncakeTrace, traceMessages, traceReplay, traceTokens } from "../../bench/trace/mooncake.js";
+import { BlockText, parseMooncakeTrace, readTraceFile, traceMessages, traceReplay, traceTokens } from "../../bench/trace/mooncake.js";
 import { DEFAULT_TRACE } from "../../bench/scenarios/trace.js";
 
 const line = (o: object) => JSON.stringify(o);
+const FAST25_SHA256 = "bd070915a98fc0ed264d7cfef2ce746002eb3076a695ec31ba2674c0111ec131";
 const TRACE = [
   line({ timestamp: 0, input_length: 1100, output_length: 5, hash_ids: [0, 1, 2] }),
   "",
@@ -29,13 +34,22 @@ describe("parseMooncakeTrace", () => {
     expect(() => parseMooncakeTrace(`${line({ timestamp: 5, input_length: 1, output_length: 1, hash_ids: [0] })}\n${line({ timestamp: 4, input_length: 1, output_length: 1, hash_ids: [1] })}`)).toThrow(/line 2: timestamps must not decrease/);
   });
 
-  // The dataset is the workspace's (../shared/data), not the repository's: a clone outside this
-  // workspace has none, and the test shows as skipped there, not as passed (issue 15's trace replay).
-  it.skipIf(!fs.existsSync(DEFAULT_TRACE))("parses the shared FAST'25 synthetic trace: one request per line", () => {
-    const text = fs.readFileSync(DEFAULT_TRACE, "utf8");
+  // The vendored copy (bench/trace/data/README.md) is the FAST'25 file unchanged: its digest.
+  it("parses the vendored FAST'25 synthetic trace, unchanged: one request per line", () => {
+    const text = readTraceFile(DEFAULT_TRACE);
+    expect(createHash("sha256").update(text).digest("hex")).toBe(FAST25_SHA256);
     const t = parseMooncakeTrace(text);
     expect(t.length).toBe(text.split("\n").filter((l) => l.trim().length > 0).length);
-    expect(t.length).toBeGreaterThan(1000);
+    expect(t.length).toBe(3993);
+  });
+
+  it("reads a plain trace file and a gzipped one alike", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "trace-"));
+    fs.writeFileSync(path.join(dir, "t.jsonl"), TRACE);
+    fs.writeFileSync(path.join(dir, "t.jsonl.gz"), gzipSync(TRACE));
+    expect(readTraceFile(path.join(dir, "t.jsonl.gz"))).toBe(TRACE);
+    expect(readTraceFile(path.join(dir, "t.jsonl"))).toBe(TRACE);
+    fs.rmSync(dir, { recursive: true });
   });
 });
 

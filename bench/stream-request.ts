@@ -28,9 +28,17 @@ export interface StreamOutcome {
   usage: StreamUsage | null;
 }
 
-interface Chunk {
-  choices?: Array<{ delta?: { content?: string | null } }>;
+export interface Chunk {
+  choices?: Array<{ delta?: { content?: string | null }; text?: string | null }>;
   usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } | null } | null;
+}
+
+/** The text a chunk's first choice carries (chat `delta.content`, completions `text`); "" when none:
+ *  vLLM's opening chunk (`delta.role`, empty content) and the usage chunk are not tokens. */
+export function chunkText(chunk: Chunk): string {
+  const c = chunk.choices?.[0];
+  const text = c?.delta?.content ?? c?.text;
+  return typeof text === "string" ? text : "";
 }
 
 function readUsage(u: NonNullable<Chunk["usage"]>): StreamUsage {
@@ -83,8 +91,8 @@ export function streamRequest(url: string, body: unknown, agent: http.Agent, tim
           if (data === "[DONE]") { done = true; continue; }
           let parsed: Chunk;
           try { parsed = JSON.parse(data) as Chunk; } catch { continue; }
-          const text = parsed.choices?.[0]?.delta?.content;
-          if (typeof text === "string" && text.length > 0) {
+          const text = chunkText(parsed);
+          if (text.length > 0) {
             outcome.contentWalls.push(now);
             outcome.content += text;
           }

@@ -2,6 +2,8 @@
 // status, TTFT, TPOT, the pod, and the plugin's debug header (predicted_latency's prediction).
 // Never rejects: errors are reported in the result.
 import http from "node:http";
+import { SseParser } from "../sse-parser.js";
+import { chunkText, type Chunk } from "../stream-request.js";
 
 export interface SloResult {
   status: number;
@@ -36,14 +38,13 @@ export function sloRequest(url: string, body: unknown, headers: Record<string, s
     const req = http.request(url, { method: "POST", agent, headers: { "content-type": "application/json", ...headers } }, (res) => {
       const pod = String(res.headers["x-sim-pod"] ?? "");
       const debug = String(res.headers["x-llmlb-debug"] ?? "");
-      let buf = "";
+      const parser = new SseParser();
       res.on("data", (c: Buffer) => {
-        buf += c.toString();
-        let at: number;
-        while ((at = buf.indexOf("\n\n")) >= 0) {
-          const ev = buf.slice(0, at);
-          buf = buf.slice(at + 2);
-          if (!ev.startsWith("data: ") || ev === "data: [DONE]" || !ev.includes("\"content\"") && !ev.includes("\"text\"")) continue;
+        for (const data of parser.push(c)) {
+          if (data === "[DONE]") continue;
+          let chunk: Chunk;
+          try { chunk = JSON.parse(data) as Chunk; } catch { continue; }
+          if (chunkText(chunk).length === 0) continue; // vLLM's opening role chunk, the usage chunk: no token
           const now = performance.now();
           if (first === null) first = now;
           last = now;

@@ -14,7 +14,7 @@ import http from "node:http";
 import { SeededRandom } from "../../host-test/sim/random.js";
 import { randomWords } from "../workloads/text.js";
 import { startTopology } from "../topology.js";
-import { pct, sloRequest } from "./client.js";
+import { pct, served, sloRequest } from "./client.js";
 import { clientTimes, runSloJobs, saturatedThroughput, type SloFleet } from "./virtual-run.js";
 
 const TOPOLOGY = { pods: 2, profile: "llama-8b-h100", profileOverrides: { maxNumSeqs: 2 }, timeScale: 1, seed: 5, gateways: 1 };
@@ -45,12 +45,12 @@ function jobs(stages: Array<{ rate: number; ms: number }>, seed: number): Job[] 
   return out;
 }
 
-interface Seen { status: number; waitMs: number }
+export interface Seen { status: number; error: string | null; waitMs: number }
 
-function row(mode: string, seed: number | string, list: Job[], results: Seen[]): string {
-  const served = results.filter((r) => r.status === 200);
-  const waits = served.map((r) => r.waitMs);
-  const by = (t: string) => ({ offered: list.filter((j) => j.tenant === t).length, served: results.filter((r, i) => r.status === 200 && list[i].tenant === t).length });
+export function row(mode: string, seed: number | string, list: Job[], results: Seen[]): string {
+  const ok = results.filter(served);
+  const waits = ok.map((r) => r.waitMs);
+  const by = (t: string) => ({ offered: list.filter((j) => j.tenant === t).length, served: results.filter((r, i) => served(r) && list[i].tenant === t).length });
   const a = by("A"), b = by("B");
   // Max-min fair split of what was served: B (the smaller demand) gets min(its demand, half).
   const total = a.served + b.served;
@@ -58,8 +58,8 @@ function row(mode: string, seed: number | string, list: Job[], results: Seen[]):
   const fairA = total - fairB;
   const dev = Math.max(Math.abs(a.served - fairA) / fairA, Math.abs(b.served - fairB) / fairB);
   // Fair queueing: the tenant under its fair share (B) waits less than the one over it (A).
-  const waitOf = (t: string) => pct(results.filter((r, i) => r.status === 200 && list[i].tenant === t).map((r) => r.waitMs), 0.5).toFixed(0);
-  return `| ${mode} | ${seed} | ${list.length} | ${list.length - served.length} | ${pct(waits, 0.5).toFixed(0)} / ${pct(waits, 0.99).toFixed(0)} | ${waitOf("A")} / ${waitOf("B")} | A ${a.served}/${a.offered}, B ${b.served}/${b.offered} | ${(dev * 100).toFixed(1)}% |`;
+  const waitOf = (t: string) => pct(results.filter((r, i) => served(r) && list[i].tenant === t).map((r) => r.waitMs), 0.5).toFixed(0);
+  return `| ${mode} | ${seed} | ${list.length} | ${list.length - ok.length} | ${pct(waits, 0.5).toFixed(0)} / ${pct(waits, 0.99).toFixed(0)} | ${waitOf("A")} / ${waitOf("B")} | A ${a.served}/${a.offered}, B ${b.served}/${b.offered} | ${(dev * 100).toFixed(1)}% |`;
 }
 
 const job = (j: Job) => ({ at: j.at, prompt: j.prompt, maxTokens: 32, headers: [["x-tenant", j.tenant]] as Array<[string, string]> });
@@ -68,7 +68,7 @@ async function runVirtual(mode: string, list: Job[], seed: number, gateways: num
   const run = await runSloJobs({ policy: "global_least_request", lbConfig: MODES[mode], fleet: FLEET, seed, jobs: list.map(job), drainMs: 60_000, gateways });
   const seen = run.outcomes.map((o, i) => {
     const t = clientTimes(o, run.starts[i]);
-    return { status: o.status, waitMs: t.ttft ?? o.endMs - run.starts[i] };
+    return { status: o.status, error: o.error, waitMs: t.ttft ?? o.endMs - run.starts[i] };
   });
   return row(mode, seed, list, seen);
 }
@@ -85,7 +85,7 @@ async function runWall(mode: string, list: Job[]): Promise<string> {
       return sloRequest(url, { messages: [{ role: "user", content: j.prompt }], max_tokens: 32, ignore_eos: true, stream: true }, { "x-tenant": j.tenant }, agent, 60_000);
     }));
     agent.destroy();
-    return row(mode, "wall", list, results.map((r) => ({ status: r.status, waitMs: r.ttftMs ?? r.e2eMs })));
+    return row(mode, "wall", list, results.map((r) => ({ status: r.status, error: r.error, waitMs: r.ttftMs ?? r.e2eMs })));
   } finally {
     await topo.close();
   }

@@ -60,6 +60,12 @@ export function sloRequest(url: string, body: unknown, headers: Record<string, s
   });
 }
 
+/** Served in full: status 200 and no error (a stream cut, timed out or aborted after its 200
+ *  headers, or a request held until the run's end, is a failure, as in bench/metrics.ts). */
+export function served(r: { status: number; error: string | null }): boolean {
+  return r.status === 200 && r.error === null;
+}
+
 export function pct(values: number[], p: number): number {
   if (values.length === 0) return NaN;
   const s = [...values].sort((a, b) => a - b);

@@ -14,7 +14,7 @@ import { SeededRandom } from "../../host-test/sim/random.js";
 import { randomWords } from "../workloads/text.js";
 import { startTopology } from "../topology.js";
 import type { PolicyName } from "../policies.js";
-import { pct, sloRequest } from "./client.js";
+import { pct, served, sloRequest } from "./client.js";
 import { boundFleet, predictedTtft, ttftBoundRows, type BoundRow } from "./ttft-bound.js";
 import { clientTimes, runSloJobs, saturatedThroughput, type SloFleet, type SloRunOptions, type RedisTraffic } from "./virtual-run.js";
 
@@ -63,10 +63,10 @@ export interface HeteroRow {
 }
 
 /** What one client saw, whichever clock ran it. */
-interface Seen { status: number; ttftMs: number | null; tpotMs: number | null; debug: string; pod?: string | null }
+export interface Seen { status: number; error: string | null; ttftMs: number | null; tpotMs: number | null; debug: string; pod?: string | null }
 
 function meets(r: Seen, j: Job): boolean {
-  return !j.bestEffort && r.status === 200 && r.ttftMs !== null && r.ttftMs <= j.slo.ttft && (r.tpotMs === null || r.tpotMs <= j.slo.tpot);
+  return !j.bestEffort && served(r) && r.ttftMs !== null && r.ttftMs <= j.slo.ttft && (r.tpotMs === null || r.tpotMs <= j.slo.tpot);
 }
 
 /** |predicted - observed| (ms) of a served request whose debug header carries predicted_latency's
@@ -87,8 +87,8 @@ function ttftError(r: Seen): number | null {
  * carries predicted_latency's prediction (`:ttft=<ms>`, the chosen host's predicted TTFT at pick
  * time), |predicted - observed| / observed with observed = the client's TTFT (send -> first token).
  */
-function heteroRow(policy: string, jobs: Job[], results: Seen[], seconds: number): HeteroRow {
-  const ok = results.filter((r) => r.status === 200);
+export function heteroRow(policy: string, jobs: Job[], results: Seen[], seconds: number): HeteroRow {
+  const ok = results.filter(served);
   const met = results.filter((r, i) => meets(r, jobs[i])).length;
   // Attainment over the requests with an SLO (best-effort ones have none to meet).
   const withSlo = jobs.filter((j) => !j.bestEffort).length;
@@ -118,7 +118,7 @@ function byClass(jobs: Job[], results: Seen[]): ClassRow[] {
     const row = rows.get(key) ?? { cls: key, requests: 0, met: 0, ttftOnly: 0, tpotOnly: 0, both: 0, failed: 0, ttftP90: 0, errP90: null, missP90Ms: null };
     rows.set(key, row);
     row.requests++;
-    if (r.status !== 200 || r.ttftMs === null) { row.failed++; return; }
+    if (!served(r) || r.ttftMs === null) { row.failed++; return; }
     const sm = samples.get(key) ?? samples.set(key, { ttft: [], err: [], miss: [] }).get(key)!;
     sm.ttft.push(r.ttftMs);
     const miss = ttftMiss(r);
@@ -172,7 +172,7 @@ export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds
   });
   const seen: Seen[] = run.outcomes.slice(warm.length).map((o, i) => {
     const t = clientTimes(o, run.starts[warm.length + i]);
-    return { status: o.status, ttftMs: t.ttft, tpotMs: t.tpot, debug: o.debug, pod: o.pod };
+    return { status: o.status, error: o.error, ttftMs: t.ttft, tpotMs: t.tpot, debug: o.debug, pod: o.pod };
   });
   const bound = !ttftBound ? null : ttftBoundRows(run.outcomes.slice(warm.length), run.starts.slice(warm.length), boundFleet(fleet));
   return { ...heteroRow(policy, jobs, seen, seconds), wallMs: run.wallMs, byClass: byClass(jobs, seen), avoided: { picks: all.length, count: run.interferenceAvoided, held: run.interferenceHeld }, redis: run.redisTraffic, bound };

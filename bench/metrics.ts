@@ -1,7 +1,8 @@
 // Summary statistics of one run, with the conventions of vllm bench serve / inference-perf /
 // GenAI-Perf: TTFT, TPOT = (E2E - TTFT) / (output - 1), ITL (gaps between chunks), E2E, each as
 // mean / p50 / p90 / p99 over successful requests; request and output-token throughput per
-// simulated second; goodput = successful requests per second meeting every given SLO; KV hit rate
+// simulated second; goodput = successful requests per second meeting every given SLO; SLO
+// attainment = requests meeting every SLO / all requests (failed ones miss); KV hit rate
 // = sum cached_tokens / sum prompt_tokens; per-pod request counts and their spread
 // (max / mean; coefficient of variation); failures by reason. Pure; never throws (empty input
 // gives zeros and nulls).
@@ -31,7 +32,8 @@ export interface RunSummary {
   requestsPerSec: number;
   outputTokensPerSec: number;
   goodputPerSec: number | null;
-  /** Share of successful requests meeting every SLO (null without SLOs). */
+  /** Share of ALL requests meeting every SLO (null without SLOs): a failed, shed (429) or timed-out
+   *  request misses its SLO, so shedding cannot raise it (as slo-hetero's attainment). */
   sloAttainment: number | null;
   kvHitRate: number;
   pods: PodSpread;
@@ -119,7 +121,7 @@ export function summarize(records: readonly RequestRecord[], durationMs: number,
     requestsPerSec: perSec(ok.length),
     outputTokensPerSec: perSec(output),
     goodputPerSec: good === null ? null : perSec(good),
-    sloAttainment: good === null ? null : ok.length > 0 ? good / ok.length : 0,
+    sloAttainment: good === null ? null : records.length > 0 ? good / records.length : 0,
     kvHitRate: prompt > 0 ? cached / prompt : 0,
     pods: podSpread(records, podNames),
   };

@@ -50,7 +50,7 @@ describe("summarize", () => {
     expect(s.requestsPerSec).toBeCloseTo(1.5);
     expect(s.outputTokensPerSec).toBeCloseTo(20);
     expect(s.goodputPerSec).toBeCloseTo(1);
-    expect(s.sloAttainment).toBeCloseTo(2 / 3);
+    expect(s.sloAttainment).toBeCloseTo(2 / 5); // the 2 failed requests missed their SLO too
     expect(s.kvHitRate).toBeCloseTo(180 / 400);
     expect(s.ttftMs.count).toBe(3);
     expect(s.itlMs.count).toBe(6);

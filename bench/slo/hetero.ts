@@ -105,15 +105,15 @@ export function heteroRow(policy: string, jobs: Job[], results: Seen[], seconds:
 /** One line of `--by-class`: a request class on one kind of pod, and why its misses missed. */
 export interface ClassRow { cls: string; requests: number; met: number; ttftOnly: number; tpotOnly: number; both: number; failed: number; ttftP90: number; errP90: number | null; missP90Ms: number | null }
 
-/** Per class and pod kind (fast / slow by HETERO_FLEET.slowPods; the virtual fleet names pod i `pod-<i>`), what was met and what missed which SLO. */
-function byClass(jobs: Job[], results: Seen[]): ClassRow[] {
+/** Per class and pod kind (fast / slow by the run's fleet's slowPods; the virtual fleet names pod i `pod-<i>`), what was met and what missed which SLO. */
+function byClass(jobs: Job[], results: Seen[], fleet: SloFleet): ClassRow[] {
   const rows = new Map<string, ClassRow>();
   // Per class: the served requests' TTFTs, and predicted_latency's errors (relative and in ms).
   const samples = new Map<string, { ttft: number[]; err: number[]; miss: number[] }>();
   results.forEach((r, i) => {
     const j = jobs[i];
     const idx = Number(/^pod-(\d+)$/.exec(r.pod ?? "")?.[1] ?? -1);
-    const kind = r.pod ? (HETERO_FLEET.slowPods!.includes(idx % HETERO_FLEET.pods) ? "slow" : "fast") : "none";
+    const kind = r.pod ? ((fleet.slowPods ?? []).includes(idx) ? "slow" : "fast") : "none";
     const key = `${j.cls} on ${kind}`;
     const row = rows.get(key) ?? { cls: key, requests: 0, met: 0, ttftOnly: 0, tpotOnly: 0, both: 0, failed: 0, ttftP90: 0, errP90: null, missP90Ms: null };
     rows.set(key, row);
@@ -175,7 +175,7 @@ export async function runHeteroVirtual(policy: PolicyName, rate: number, seconds
     return { status: o.status, error: o.error, ttftMs: t.ttft, tpotMs: t.tpot, debug: o.debug, pod: o.pod };
   });
   const bound = !ttftBound ? null : ttftBoundRows(run.outcomes.slice(warm.length), run.starts.slice(warm.length), boundFleet(fleet));
-  return { ...heteroRow(policy, jobs, seen, seconds), wallMs: run.wallMs, byClass: byClass(jobs, seen), avoided: { picks: all.length, count: run.interferenceAvoided, held: run.interferenceHeld }, redis: run.redisTraffic, bound };
+  return { ...heteroRow(policy, jobs, seen, seconds), wallMs: run.wallMs, byClass: byClass(jobs, seen, fleet), avoided: { picks: all.length, count: run.interferenceAvoided, held: run.interferenceHeld }, redis: run.redisTraffic, bound };
 }
 
 /** Wall clock through the real local gateway (the validation path; a loaded machine inflates it). */

@@ -59,6 +59,12 @@ describe("slo-hetero in virtual time", () => {
     for (const c of r.byClass) { expect(c.errP90).toBeNull(); expect(c.missP90Ms).toBeNull(); }
   }, 120_000);
 
+  it("--by-class with --tight-on-fast: both pods of that fleet are fast ones (pod-0 too)", async () => {
+    const r = await runHeteroVirtual("prefix_cache", 8, 4, 31, undefined, { tightOnFast: true });
+    expect(r.byClass.map((c) => c.cls).every((c) => / on fast$/.test(c))).toBe(true);
+    expect(r.byClass.reduce((a, c) => a + c.requests, 0)).toBe(r.requests);
+  }, 120_000);
+
   it("--by-class: predicted_latency's TTFT error p90 per class, the overall p90 within their range", async () => {
     const r = await runHeteroVirtual("predicted_latency", 8, 6, 31, { modelBatchSlots: 4 });
     const errs = r.byClass.map((c) => c.errP90).filter((e): e is number => e !== null);

@@ -1,4 +1,5 @@
-// The omniscient central picker: the upper bound a router could reach. It sees what no real
+// The omniscient central picker: a reference with information no router has (not an upper bound:
+// its latency estimate is a heuristic, and prefix_cache beats it on llmd-73, RESULTS 3b). It sees what no real
 // gateway can: each simulated engine's true running/waiting counts, its KV pool's prefix cache
 // (the simulator's own block hashes) and free blocks, plus every request it has routed whose first
 // token has not come back (their blocks will be cached soon: counting them avoids herding the

@@ -1,5 +1,5 @@
 // A tiny in-process HTTP proxy in front of the simulated pods whose picker is plain TypeScript:
-// the home of the omniscient bound (it reads the engines directly) and of a gateway-less round
+// the home of the omniscient reference (it reads the engines directly) and of a gateway-less round
 // robin. Reads the whole request body (pickers look at the prompt), forwards it to the picked pod,
 // streams the answer back, and tells the picker when the first body byte (the first token of a
 // stream) and the end arrive.

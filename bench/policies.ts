@@ -1,7 +1,7 @@
 // The routing policies a scenario compares. Gateway policies run through the real local gateway
 // (host-test/gateway), the baselines with the plugin off (the cluster's own Envoy load balancer)
 // and ours with the plugin on; proxy policies run through bench/picker-proxy.ts (no gateway):
-// the omniscient bound, and a plain round robin to measure the gateway's own overhead; the SLO
+// the omniscient reference (no bound), and a plain round robin to measure the gateway's own overhead; the SLO
 // oracles (virtual time only, bench/slo/slo-oracle-picker.ts).
 // Plugin configurations use the keys of assembly/config/lb_config.ts and prefix/metrics settings.
 import type { LbPolicy } from "../host-test/gateway/local-lb.js";
@@ -77,10 +77,10 @@ export const POLICIES: Readonly<Record<PolicyName, PolicySpec>> = {
     plugin: (port) => ({ lb_policy: "predicted_latency", lb_config: { ...redis(port), debugHeader: "x-llmlb-debug", modelBatchSlots: 4, sloHoldMs: 2000 } }),
     needsRedis: true, metricsHealthCheck: false,
   },
-  omniscient: { kind: "proxy", description: "omniscient central picker (true queues + prefix caches): the bound", picker: "omniscient" },
+  omniscient: { kind: "proxy", description: "omniscient central picker (true queues + prefix caches): a reference, not a bound", picker: "omniscient" },
   precise_prefix: { kind: "proxy", description: "precise prefix central picker (EPP scorers prefix 3 / queue 2 / KV 2 on the engines' true caches)", picker: "precise_prefix" },
   direct_round_robin: { kind: "proxy", description: "round robin without the gateway (bench proxy)", picker: "round_robin" },
-  slo_oracle: { kind: "proxy", description: "SLO oracle (virtual time): exact per-pod TTFT/TPOT from forked engines, predicted_latency's tpot_fit rule: the SLO bound", picker: "slo_oracle" },
+  slo_oracle: { kind: "proxy", description: "SLO oracle (virtual time): exact per-pod TTFT/TPOT from forked engines, predicted_latency's tpot_fit rule: a reference (greedy, blind to later arrivals), not a bound", picker: "slo_oracle" },
   slo_oracle_protect: { kind: "proxy", description: "SLO oracle (virtual time), protect rule: among pods meeting the SLO, the one after which the most tight requests sent 0-800 ms later could still be served", picker: "slo_oracle_protect" },
   slo_oracle_blind: { kind: "proxy", description: "SLO oracle (virtual time), tpot_fit, forecasting with the mean API overhead instead of the pod's next draw: the prediction error no router can remove", picker: "slo_oracle_blind" },
   slo_oracle_trade: { kind: "proxy", description: "SLO oracle (virtual time), trade rule: as protect, but a request may be given up when 3 such tight requests gain", picker: "slo_oracle_trade" },

@@ -1,6 +1,6 @@
 // smoke: a tiny end-to-end run for CI (< 1 minute): 3 tiny pods, one in-process gateway, a short
 // multi-turn shared-prefix workload at concurrency 6, compared across round robin, our
-// prefix_cache and the omniscient bound. Proves every part starts, streams and is measured.
+// prefix_cache and the omniscient reference. Proves every part starts, streams and is measured.
 import { sharedPrefixWorkload } from "../workloads/shared-prefix.js";
 import type { LoadScenario } from "./types.js";
 

@@ -7,7 +7,7 @@
 // Reports SLO attainment, goodput, TTFT/TPOT p50/p90 and predicted_latency's TTFT prediction error.
 // Run: npm run bench -- slo-hetero [--rate R] [--seconds S] [--seeds 11,12] [--policies a,b]
 // [--slo-config JSON] [--find-capacity] [--two-chunk-body] [--gateways G] [--workers W] [--replica-share-ms D] [--slots N] [--tight-slo T/P] [--loose-slo T/P] [--tight-on-fast] [--by-class] [--best-effort F] [--redis-traffic] [--ttft-bound] [--wall]. Virtual time by default (simulated ms, seeded);
-// --tight-on-fast: a relaxation for the SLO bound: only the tight half, on the 2 fast pods alone.
+// --tight-on-fast: a relaxation for the SLO oracles: only the tight half, on the 2 fast pods alone.
 // --wall: the real local gateway, wall ms = simulated ms (timeScale 1), seed 11 only.
 import http from "node:http";
 import { SeededRandom } from "../../host-test/sim/random.js";

@@ -3,9 +3,9 @@
 // engine forked and run forward), and chooses with them (oracle-choice.ts): `tpot_fit`, the
 // plugin's default rule on exact values; `protect`, among the pods meeting the SLO the one after
 // which the most probes (tight requests sent 0-800 ms later) could still be served; `trade`, the
-// same score where 3 probes outweigh this request's own SLO; `fastest`, the lowest TTFT, SLOs ignored. What a router that routes each
-// request once, at arrival, without preemption reaches with perfect knowledge of the engines
-// (bench/RESULTS.md 12.1).
+// same score where 3 probes outweigh this request's own SLO; `fastest`, the lowest TTFT, SLOs ignored. Exact knowledge of the
+// engines' present state, none of later arrivals, and a greedy rule: a reference, not a bound
+// (predicted_latency beat slo_oracle on slo-hetero seed 12: 84.6% vs 83.7%, bench/RESULTS.md 3b).
 // The SLO comes from the request's headers exactly as predicted_latency reads them
 // (x-slo-ttft-ms / x-slo-tpot-ms, a positive number, else none). The probes: the last request
 // seen of each output length among the tightest TTFT SLO seen so far (at most 4 shapes), each

@@ -1,4 +1,4 @@
-// The central-picker policies in a virtual run (omniscient bound, direct round robin): no gateway,
+// The central-picker policies in a virtual run (omniscient reference, direct round robin): no gateway,
 // no plugin; the picker (bench/omniscient-picker.ts, bench/picker-proxy.ts) chooses a pod from
 // the request body (and headers) and is told of the first token and the end, as bench/picker-proxy.ts
 // does; its debug text is the outcome's debug (as the plugin's debug header).

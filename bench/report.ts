@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { LoadgenResult } from "./loadgen.js";
-import type { RunSummary, Slo } from "./metrics.js";
+import type { Distribution, RunSummary, Slo } from "./metrics.js";
 import type { PolicyName } from "./policies.js";
 import { reportHtmlFromDir } from "./html-report.js";
 import { barChart, groupedBarChart } from "./svg-chart.js";
@@ -37,6 +37,8 @@ export interface ScenarioReport {
 export interface WrittenReport { dir: string; files: string[] }
 
 const ms = (v: number) => v.toFixed(v >= 100 ? 0 : 1);
+/** A percentile of a distribution; "-" when it has no sample (metrics.ts gives 0 then, which is no latency). */
+const msOf = (d: Distribution, p: "p50" | "p90" | "p99") => (d.count === 0 ? "-" : ms(d[p]));
 const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
 
 export function markdownTable(report: ScenarioReport): string {
@@ -57,13 +59,13 @@ export function markdownTable(report: ScenarioReport): string {
       continue;
     }
     const failures = Object.entries(s.failures).map(([k, n]) => `${k} x${n}`).join(", ") || "-";
-    lines.push(`| ${run.policy} | ${s.succeeded} / ${s.requests} | ${ms(s.ttftMs.p50)} | ${ms(s.ttftMs.p90)} | ${ms(s.ttftMs.p99)} | ${ms(s.tpotMs.p90)} | ${ms(s.e2eMs.p90)} | ${s.requestsPerSec.toFixed(2)} | ${s.outputTokensPerSec.toFixed(0)} | ${s.goodputPerSec === null ? "-" : s.goodputPerSec.toFixed(2)} | ${pct(s.kvHitRate)} | ${s.pods.maxOverMean.toFixed(2)} | ${failures} |`);
+    lines.push(`| ${run.policy} | ${s.succeeded} / ${s.requests} | ${msOf(s.ttftMs, "p50")} | ${msOf(s.ttftMs, "p90")} | ${msOf(s.ttftMs, "p99")} | ${msOf(s.tpotMs, "p90")} | ${msOf(s.e2eMs, "p90")} | ${s.requestsPerSec.toFixed(2)} | ${s.outputTokensPerSec.toFixed(0)} | ${s.goodputPerSec === null ? "-" : s.goodputPerSec.toFixed(2)} | ${pct(s.kvHitRate)} | ${s.pods.maxOverMean.toFixed(2)} | ${failures} |`);
   }
   const tagged = report.runs.filter((r) => r.byTag && Object.keys(r.byTag).length > 0);
   if (tagged.length > 0) {
     lines.push("", "| policy | class | TTFT p99 | E2E p99 | requests |", "|---|---|---:|---:|---:|");
     for (const run of tagged) {
-      for (const [tag, s] of Object.entries(run.byTag!)) lines.push(`| ${run.policy} | ${tag} | ${ms(s.ttftMs.p99)} | ${ms(s.e2eMs.p99)} | ${s.succeeded} |`);
+      for (const [tag, s] of Object.entries(run.byTag!)) lines.push(`| ${run.policy} | ${tag} | ${msOf(s.ttftMs, "p99")} | ${msOf(s.e2eMs, "p99")} | ${s.succeeded} |`);
     }
   }
   if (report.notes.length > 0) lines.push("", ...report.notes.map((n) => `- ${n}`));

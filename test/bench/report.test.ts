@@ -84,6 +84,12 @@ describe("Markdown and files", () => {
     expect(md).toContain("- a note");
   });
 
+  it("shows no latency for a policy without a successful request (not 0 ms)", () => {
+    const failed = { ...rec("pod-0", 0), ok: false, status: 503, error: "status 503", ttftMs: null, outputTokens: 0 };
+    const r = { ...report(), runs: [{ policy: "random" as const, description: "r", summary: summarize([failed], 1000) }] };
+    expect(markdownTable(r)).toContain("| random | 0 / 1 | - | - | - | - | - | 0.00 |");
+  });
+
   it("checkProblems flags skipped policies and failed requests", () => {
     expect(checkProblems(report())).toEqual(["omniscient: skipped (gateway failed)"]);
   });

@@ -48,6 +48,15 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo);
 }
 
+/** Nearest-rank percentile, `p` in [0, 1]: the smallest value with at least a share p of the values
+ *  at or below it (index ceil(p x n) - 1); NaN for no values. The SLO tables' and the wall
+ *  micro-benchmarks' convention (a p99 of 100 values is the 99th, not the largest). */
+export function nearestRank(values: readonly number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))];
+}
+
 export function distribution(values: readonly number[]): Distribution {
   const sorted = [...values].sort((a, b) => a - b);
   let sum = 0;

@@ -6,6 +6,7 @@
 import http from "node:http";
 import { startLocalStack, redisLbConfig } from "../host-test/local-stack.js";
 import { sleep } from "./chaos-load.js";
+import { nearestRank } from "./metrics.js";
 
 const deadlineMs = Number(process.argv[2] ?? 10);
 const seconds = Number(process.argv[3] ?? 8);
@@ -39,7 +40,7 @@ async function load(url: string, ms: number): Promise<{ ms: number[]; failed: nu
   return { ms: out.sort((a, b) => a - b), failed };
 }
 
-const q = (xs: number[], p: number) => xs.length ? xs[Math.min(xs.length - 1, Math.floor(p * xs.length))] : NaN;
+const q = nearestRank;
 const fmt = (xs: number[]) => `n=${xs.length} p50=${q(xs, 0.5).toFixed(1)} p99=${q(xs, 0.99).toFixed(1)} p99.9=${q(xs, 0.999).toFixed(1)} max=${q(xs, 1).toFixed(1)} ms`;
 
 async function scrape(adminUrl: string): Promise<string> {

@@ -19,6 +19,7 @@ import { writeFileSync } from "node:fs";
 import { startLocalStack, redisLbConfig, localGatewayConfig, type LocalStack } from "../host-test/local-stack.js";
 import { startGateway, type Gateway } from "../host-test/gateway/server.js";
 import { SharedCounts, sleep } from "./chaos-load.js";
+import { nearestRank } from "./metrics.js";
 
 export interface OutageOptions { outageS: number; rate: number; leaseTtlS: number; beforeS: number; afterS: number; json: string | null }
 
@@ -79,7 +80,7 @@ class OpenLoop {
   }
 }
 
-const q = (xs: number[], p: number) => xs.length ? xs[Math.min(xs.length - 1, Math.floor(p * xs.length))] : NaN;
+const q = nearestRank;
 
 /**
  * 503 from the gateway's router because a pooled upstream keep-alive connection was closed by the

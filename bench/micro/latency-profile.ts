@@ -14,9 +14,10 @@ import { localGatewayConfig, redisLbConfig } from "../../host-test/local-stack.j
 import { startGateway, type Gateway } from "../../host-test/gateway/server.js";
 import { WasmVm } from "../../host-test/abi/vm.js";
 import { RedisClusterClient } from "../../host-test/gateway/redis-client.js";
+import { nearestRank } from "../metrics.js";
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-const pct = (xs: number[], p: number) => { const s = xs.slice().sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p * s.length))]; };
+const pct = nearestRank;
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 
 // Per-request accumulators, reset before each request.

@@ -14,6 +14,7 @@ import { localGatewayConfig, redisLbConfig } from "../../host-test/local-stack.j
 import { startGateway, type Gateway, type GatewayOptions } from "../../host-test/gateway/server.js";
 import { RedisClusterClient } from "../../host-test/gateway/redis-client.js";
 import { encodeCommand } from "../../host-test/resp.js";
+import { nearestRank } from "../metrics.js";
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
@@ -29,7 +30,7 @@ function post(url: string, body: string): Promise<number> {
   });
 }
 
-const pct = (xs: number[], p: number) => { const s = xs.slice().sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p * s.length))]; };
+const pct = nearestRank;
 
 export interface LatencyRow { setup: string; p50: number; p99: number; addedP50: number; addedP99: number }
 

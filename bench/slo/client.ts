@@ -66,8 +66,4 @@ export function served(r: { status: number; error: string | null }): boolean {
   return r.status === 200 && r.error === null;
 }
 
-export function pct(values: number[], p: number): number {
-  if (values.length === 0) return NaN;
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))];
-}
+export { nearestRank as pct } from "../metrics.js";

@@ -1,7 +1,7 @@
 // Summary statistics: percentiles, TPOT, goodput, KV hit rate, pod spread, failures.
 import { describe, expect, it } from "vitest";
 import type { RequestRecord } from "../../bench/loadgen.js";
-import { distribution, meetsSlo, percentile, podSpread, summarize, summarizeByTag, tpotOf } from "../../bench/metrics.js";
+import { distribution, meetsSlo, nearestRank, percentile, podSpread, summarize, summarizeByTag, tpotOf } from "../../bench/metrics.js";
 
 function rec(over: Partial<RequestRecord>): RequestRecord {
   return {
@@ -18,6 +18,19 @@ describe("percentiles", () => {
     expect(percentile(xs, 99)).toBeCloseTo(9.91);
     expect(percentile([], 50)).toBe(0);
     expect(distribution([10, 1, 5])).toEqual({ mean: 16 / 3, p50: 5, p90: 9, p99: 9.9, count: 3 });
+  });
+});
+
+describe("nearest-rank percentiles (SLO tables, wall micro-benchmarks)", () => {
+  it("take index ceil(p x n) - 1: a p99 of 100 values is the 99th, a p50 of 10 the 5th", () => {
+    const xs = Array.from({ length: 100 }, (_, i) => 100 - i); // unsorted on purpose
+    expect(nearestRank(xs, 0.99)).toBe(99);
+    expect(nearestRank(xs, 0.5)).toBe(50);
+    expect(nearestRank(xs.slice(0, 10).map((v) => v - 90), 0.5)).toBe(5);
+    expect(nearestRank(xs, 0.991)).toBe(100);
+    expect(nearestRank(xs, 1)).toBe(100);
+    expect(nearestRank(xs, 0)).toBe(1);
+    expect(nearestRank([], 0.5)).toBeNaN();
   });
 });
 

@@ -9,7 +9,8 @@
 //   seat/KV wait  = when the batch is full or the free blocks are short, half this request's
 //                   decode length in steps per request ahead;
 //   decode cost   = the per-token slowdown of sharing the batch, over this request's output;
-// and picks the smallest sum (ties: fewer running, then lower index).
+// all times the engine's slow factor (a slower pod's steps take longer), and picks the smallest
+// sum (ties: fewer running, then lower index).
 // Failure behaviour: never throws; a body it cannot read is scored as a 1-token prompt.
 import type { SimEngine } from "../host-test/sim/engine.js";
 import { extendBlockHashes } from "../host-test/sim/kv.js";
@@ -130,6 +131,7 @@ export class OmniscientPicker implements Picker {
     const kvShort = blocks > freeBlocks ? 1 + engine.numWaiting() : 0;
     const waitForRoom = (ahead + kvShort) * (maxTokens / 2) * stepMs;
     const decodeCost = p.decodeMsPerSeq * running * maxTokens;
-    return { score: prefillWait + waitForRoom + decodeCost, running };
+    // Every term is step time, which a slowed engine (slowFactor) stretches alike.
+    return { score: (prefillWait + waitForRoom + decodeCost) * engine.slowFactor, running };
   }
 }

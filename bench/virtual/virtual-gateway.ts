@@ -4,11 +4,11 @@
 // sockets: request headers and body through the filter, the upstream chosen as Envoy would
 // (override host if honoured, else the cluster LB), the pod's answer back through the response
 // path, and exactly one ending (done/log/delete) per stream. The response body reaches the filter
-// in two chunks: the first token's SSE event when the engine emits it (predicted_latency times
-// TTFT to the first body chunk), then every other event and [DONE] at the end (token times for
-// the client are taken from the engine); with `tokenChunks`, one chunk per token when the engine
-// emits it, then [DONE] (as Envoy streams a vLLM response: predicted_latency reads the progress
-// of its open streams). Every delivery is a synchronous call: no event is added. Backend: virtual clock, Redis through the run's one link, seeded randomness.
+// one chunk per token when the engine emits it, then [DONE] (as Envoy streams a vLLM response:
+// predicted_latency times TTFT to the first body chunk and reads its open streams' progress);
+// with `tokenChunks: false` (slo-hetero --two-chunk-body, the delivery before 2026-11-25), the
+// first token's SSE event, then every other event and [DONE] at the end. Token times for the
+// client are taken from the engine either way. Every delivery is a synchronous call: no event is added. Backend: virtual clock, Redis through the run's one link, seeded randomness.
 // Failure behaviour: every failure is an outcome (status, error) reported to the caller once;
 // nothing throws on the request path.
 import type { HostBackend, HttpCalloutRequest, HttpCalloutResponse, RouteMatch, UpstreamHostInfo } from "../../host-test/abi/backend.js";
@@ -99,7 +99,7 @@ export interface VirtualGatewayOptions {
   wasm: Uint8Array;
   workers: number;
   seed: number;
-  /** Response body to the filter one chunk per token (default: first token, then the rest at the end). */
+  /** Response body to the filter one chunk per token (default, as Envoy streams it); false: the first token, then the rest at the end. */
   tokenChunks?: boolean;
   /** The shared data its VMs reach (default: its own, as an Envoy's is per process). */
   sharedData?: SharedDataStore;
@@ -125,7 +125,7 @@ export class VirtualGateway {
       const why = plugin.logs.query("warn").map((r) => r.message).join("; ");
       throw new Error(`plugin configuration refused: ${why}`);
     }
-    return new VirtualGateway(o.index, o.clock, o.fleet, plugin, new LocalLoadBalancer(o.clusterLb, (o.seed + o.index) >>> 0), o.tokenChunks ?? false);
+    return new VirtualGateway(o.index, o.clock, o.fleet, plugin, new LocalLoadBalancer(o.clusterLb, (o.seed + o.index) >>> 0), o.tokenChunks ?? true);
   }
 
   private readonly live = new Set<VirtualExchange>();

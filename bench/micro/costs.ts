@@ -15,6 +15,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { encodePairs } from "../../host-test/abi/pairs.js";
+import { chatBody } from "./chat-body.js";
 
 interface Entry {
   memory: WebAssembly.Memory;
@@ -67,18 +68,7 @@ function time(run: (n: number) => number, iterations: number): number {
   return samples.sort((a, b) => a - b)[2];
 }
 
-/** A multi-turn chat body of about `bytes` bytes: a system prompt, then user/assistant turns. */
-export function chatBody(bytes: number): Uint8Array {
-  const words = (n: number, seed: number) => Array.from({ length: n }, (_, i) => `w${(i * 7919 + seed) % 10007}`).join(" ");
-  const messages: Array<{ role: string; content: string }> = [{ role: "system", content: words(60, 1) }];
-  let turn = 0;
-  while (JSON.stringify({ model: "m", messages }).length < bytes) {
-    messages.push({ role: turn % 2 === 0 ? "user" : "assistant", content: words(40, turn + 2) });
-    turn++;
-  }
-  if (messages[messages.length - 1].role !== "user") messages.push({ role: "user", content: "next?" });
-  return Buffer.from(JSON.stringify({ model: "m", messages, max_tokens: 256, stream: true }));
-}
+export { chatBody };
 
 /** The vLLM fixture, grown to ~`bytes` with extra per-LoRA latency histogram series. */
 export function metricsText(bytes: number): string {

@@ -89,6 +89,16 @@ export const shareCost: CustomScenario = {
   },
 };
 
+export const requestCost: CustomScenario = {
+  kind: "custom",
+  name: "request-cost",
+  description: "the plugin's CPU per request through its real exports at gateway scale (P pods, B KiB chat bodies, O streams open), several builds interleaved in one run (args: [--wasm a,b] [--pods 256] [--kb 1,100] [--open 512] [--requests 200] [--policies ...]).",
+  async run(args) {
+    const { requestCostMain } = await import("../micro/request-cost.js");
+    await requestCostMain(args);
+  },
+};
+
 export const calibrate: CustomScenario = {
   kind: "custom",
   name: "calibrate",

@@ -224,6 +224,24 @@ describe("json: string escapes", () => {
   });
 });
 
+describe("json: strLength", () => {
+  it("is str().length for ASCII, escapes of every kind, non-ASCII, invalid UTF-8 and non-strings", () => {
+    const texts: string[] = ["\"\"", "\"plain ascii text, longer than a word\"", "\"q\\\" b\\\\ s\\/ \\b\\f\\n\\r\\t end of it\"",
+      "\"line one\\nline two\\n\\tindented\"", "\"\\u0041\\u00e9\\u20AC\\u4e2D\"", "\"\\ud83d\\ude00!\"", "\"\\ud83d alone\"",
+      "\"caf\u00e9 \u4e2d\u6587 and \u{1F600} emoji\"", "\"mixed\\n caf\u00e9\\t\"", "12.5", "[1,2]", "{\"a\":1}", "null"];
+    for (let i = 0; i < texts.length; i++) {
+      const v = parseOk(texts[i]);
+      expect(v.strLength()).toBe(v.str().length, texts[i]);
+    }
+  });
+  it("counts invalid UTF-8 as str() decodes it (one U+FFFD per invalid sequence)", () => {
+    const bytes = new Uint8Array(8);
+    bytes[0] = 0x22; bytes[1] = 0x61; bytes[2] = 0xFF; bytes[3] = 0xE2; bytes[4] = 0x82; bytes[5] = 0x5C; bytes[6] = 0x6E; bytes[7] = 0x22;
+    const v = parseJson(bytes).value!;
+    expect(v.strLength()).toBe(v.str().length);
+  });
+});
+
 describe("json: malformed input", () => {
   it("reports what was expected and where", () => {
     expectError("", "unexpected end of input, expected a value at offset 0", 0);

@@ -231,6 +231,39 @@ export function unescapeAsciiToString(p: usize, len: i32): string | null {
   return changetype<string>(__renew(out, o - out));
 }
 
+/**
+ * The length of the string unescapeAsciiToString would return for the same bytes, without
+ * building it, when they are ASCII with only one-character escapes (\n, \", ...: a prompt's
+ * usual text); -1 otherwise (a byte >= 0x80 or a \u escape: the caller decodes).
+ */
+export function asciiUnescapedLength(p: usize, len: i32): i32 {
+  let n = 0;
+  let i = 0;
+  while (i < len) {
+    while (i + 8 <= len) {
+      const v = load<u64>(p + <usize>i);
+      const x = v ^ BACKSLASHES;
+      const hit = ((x - ONES) & ~x & HIGHS) | (v & HIGHS);
+      if (hit != 0) {
+        const k = <i32>(ctz<u64>(hit) >> 3);
+        n += k;
+        i += k;
+        break;
+      }
+      n += 8;
+      i += 8;
+    }
+    if (i >= len) break;
+    const c = <u32>load<u8>(p + <usize>i);
+    if (c >= 0x80) return -1;
+    if (c != 0x5C || i + 1 >= len) { n++; i++; continue; }
+    if (simpleEscape(<u32>load<u8>(p + <usize>(i + 1))) < 0) return -1;
+    n++;
+    i += 2;
+  }
+  return n;
+}
+
 // Bytes b0..b3 of `x` as four u16 (little-endian), by spreading the bytes apart.
 // @ts-ignore: decorator
 @inline function widen4(x: u32): u64 {

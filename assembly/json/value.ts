@@ -8,7 +8,7 @@
 // Hot paths that must not allocate (prefix blocks) walk the tape with the index functions at the
 // end of this file instead of creating JsonValues.
 import { utf8DecodeLossy, utf8DecodeLossyAt } from "../util/utf8";
-import { ScratchBytes, unescapeAsciiToString, unescapeJsonString, unescapeJsonStringInto } from "./unescape";
+import { ScratchBytes, asciiUnescapedLength, unescapeAsciiToString, unescapeJsonString, unescapeJsonStringInto } from "./unescape";
 import { JsonTape, TAPE_ESCAPES, TAPE_KIND_MASK } from "./tape";
 
 export enum JsonKind { Null, Bool, Number, String, Array, Object }
@@ -47,6 +47,14 @@ export class JsonValue {
     const direct = unescapeAsciiToString(this.src.dataStart + <usize>(this.rawStart + 1), this.rawEnd - this.rawStart - 2);
     if (direct !== null) return direct;
     return utf8DecodeLossy(this.strBytes());
+  }
+
+  /** str().length (UTF-16 units), without building the string for ASCII text with at most
+   *  one-character escapes (a prompt's usual text: a 100 KB prompt is not copied to count it). */
+  strLength(): i32 {
+    if (this.kind != JsonKind.String) return 0;
+    const n = asciiUnescapedLength(this.src.dataStart + <usize>(this.rawStart + 1), this.rawEnd - this.rawStart - 2);
+    return n >= 0 ? n : this.str().length;
   }
 
   /**

@@ -58,12 +58,12 @@ export class RequestBody {
       for (let i = 0; i < items.length; i++) {
         const content = items[i].get("content");
         if (content === null) continue;
-        total += content.isString() ? content.str().length : content.rawEnd - content.rawStart;
+        total += content.isString() ? content.strLength() : content.rawEnd - content.rawStart;
       }
       return total;
     }
     const prompt = j.get("prompt") !== null ? j.get("prompt") : j.get("input");
-    if (prompt !== null) return prompt.isString() ? prompt.str().length : prompt.rawEnd - prompt.rawStart;
+    if (prompt !== null) return prompt.isString() ? prompt.strLength() : prompt.rawEnd - prompt.rawStart;
     return this.bytes.length;
   }
 

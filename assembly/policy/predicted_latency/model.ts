@@ -85,11 +85,16 @@ export function solveNonNegative(s: f64[], k: i32, prior: f64[] | null, ridge: f
   return null;
 }
 
+/** solveFixed's k x (k + 1) system for k <= 4, reused: a pick refits every candidate after each
+ *  observation (two solves per host), and every entry is written before it is read. */
+const SCRATCH_K: i32 = 4;
+const scratchSystem = new Array<f64>(SCRATCH_K * (SCRATCH_K + 1));
+
 /** solve with the coefficients `fixed` (when given) held at 0. */
 function solveFixed(s: f64[], k: i32, prior: f64[] | null, ridge: f64, fixed: bool[] | null): f64[] | null {
   if (weightOf(s) <= 0 && prior === null) return null;
   const w = k + 1;
-  const m = new Array<f64>(k * w);
+  const m = k <= SCRATCH_K ? scratchSystem : new Array<f64>(k * w);
   let at = 0;
   for (let r = 0; r < k; r++) {
     for (let c = r; c < k; c++) {
@@ -165,8 +170,26 @@ export function clipObservation(y: f64, predicted: f64): f64 {
  */
 export const TTFT_K: i32 = 4;
 export function ttftFeatures(uncachedTokens: f64, inflight: f64, slots: f64 = 0, prefillAhead: f64 = 0): f64[] {
-  const q = slots > 0 ? min(max(inflight, 0.0), slots) : max(inflight, 0.0);
-  return [1.0, uncachedTokens / 1000.0, q, max(0.0, prefillAhead) / 1000.0];
+  return [1.0, uncachedTokens / 1000.0, batchFeature(inflight, slots), max(0.0, prefillAhead) / 1000.0];
+}
+
+/** The load feature of both models: requests in flight, at most the slots (when configured). */
+function batchFeature(inflight: f64, slots: f64): f64 {
+  const q = max(inflight, 0.0);
+  return slots > 0 ? min(q, slots) : q;
+}
+
+/** predict(theta, [1, x1, x2, x3] cut to k features) without the array: the request path predicts
+ *  a few times per candidate (the same products, summed in the same order). */
+function predictK(theta: f64[] | null, k: i32, x1: f64, x2: f64, x3: f64): f64 {
+  if (theta === null) return NaN;
+  const n = min(theta.length, k);
+  let v: f64 = 0;
+  if (n > 0) v += theta[0] * 1.0;
+  if (n > 1) v += theta[1] * x1;
+  if (n > 2) v += theta[2] * x2;
+  if (n > 3) v += theta[3] * x3;
+  return max(v, 0.0);
 }
 
 /**
@@ -185,8 +208,7 @@ export function baseObservation(x: f64[], ttft: f64, waitMs: f64, baseMs: f64): 
 /** TPOT features: intercept, the decode batch the request joins (in flight, at most the slots). */
 export const TPOT_K: i32 = 2;
 export function tpotFeatures(inflight: f64, slots: f64 = 0): f64[] {
-  const q = max(inflight, 0.0);
-  return [1.0, slots > 0 ? min(q, slots) : q];
+  return [1.0, batchFeature(inflight, slots)];
 }
 
 /** One host's fitted coefficients (null: nothing learned, not even for the fleet). */
@@ -195,9 +217,9 @@ export class HostModel {
 
   /** Predicted TTFT: the base model plus the predicted wait for a slot (NaN without a model). */
   predictTtft(uncachedTokens: f64, inflight: f64, slots: f64 = 0, waitMs: f64 = 0, prefillAhead: f64 = 0): f64 {
-    return predict(this.ttft, ttftFeatures(uncachedTokens, inflight, slots, prefillAhead)) + max(0.0, waitMs);
+    return predictK(this.ttft, TTFT_K, uncachedTokens / 1000.0, batchFeature(inflight, slots), max(0.0, prefillAhead) / 1000.0) + max(0.0, waitMs);
   }
-  predictTpot(inflight: f64, slots: f64 = 0): f64 { return predict(this.tpot, tpotFeatures(inflight, slots)); }
+  predictTpot(inflight: f64, slots: f64 = 0): f64 { return predictK(this.tpot, TPOT_K, batchFeature(inflight, slots), 0, 0); }
 }
 
 /**

@@ -67,7 +67,8 @@ export class PoolModel {
   private lastReadMs: f64 = -1e18;
   /** The earliest next read: modelRefreshMs after the last, or later for a large hash. */
   private nextReadMs: f64 = -1e18;
-  private fitFor: string = "";
+  /** The candidate list the fit is for (a CandidateSet's own array: one per unchanged host list). */
+  private fitFor: string[] | null = null;
   private fitted: HostModel[] = [];
 
   /** Each host's last observation (model.lua forgets the idle ones). */
@@ -143,8 +144,7 @@ export class PoolModel {
 
   /** The fitted model of each host of `hosts`, in order. */
   modelsFor(hosts: string[]): HostModel[] {
-    const sig = hosts.join(",");
-    if (sig == this.fitFor && this.fitted.length == hosts.length) return this.fitted;
+    if (hosts === this.fitFor && this.fitted.length == hosts.length) return this.fitted;
     const t = new Array<f64[]>(hosts.length);
     const p = new Array<f64[]>(hosts.length);
     for (let i = 0; i < hosts.length; i++) {
@@ -153,7 +153,7 @@ export class PoolModel {
       p[i] = h.tpot;
     }
     this.fitted = fitHosts(t, p, this.s.ridge, this.s.batchSlots == 0);
-    this.fitFor = sig;
+    this.fitFor = hosts;
     return this.fitted;
   }
 
@@ -203,7 +203,7 @@ export class PoolModel {
         if (v !== null) h.trust = v;
       }
     }
-    this.fitFor = "";
+    this.fitFor = null;
   }
 
   /** How far the prefix tree's word holds at `address` (1 until an answer from there said otherwise). */
@@ -232,7 +232,7 @@ export class PoolModel {
       pushGroup(args, address + "|c", TRUST_DECAY, one, trustY);
     }
     if (args.length == 2) return;
-    this.fitFor = "";
+    this.fitFor = null;
     const pool = this.pool;
     if (pool !== null && !pool.redis.evalScript(MODEL_SCRIPT, [this.key, this.timesKey], args, this.writes, now)) this.writes.stats.redisBackgroundFailures();
   }

@@ -22,6 +22,7 @@ import { ReplicaRecords } from "./replica_records";
 import * as host from "../../host/calls";
 import { HoldList } from "./hold";
 import { TRUST_DECAY, TRUST_K, trustOf } from "./cache_trust";
+import { HOSTS_KEPT } from "../../util/host_maps";
 
 export const MODEL_SCRIPT = new LuaScript("model", new ScriptText("model", gen.MODEL_DEFS), gen.MODEL_SHA, LUA_LIBRARY);
 
@@ -145,6 +146,7 @@ export class PoolModel {
   /** The fitted model of each host of `hosts`, in order. */
   modelsFor(hosts: string[]): HostModel[] {
     if (hosts === this.fitFor && this.fitted.length == hosts.length) return this.fitted;
+    this.forgetGone(hosts);
     const t = new Array<f64[]>(hosts.length);
     const p = new Array<f64[]>(hosts.length);
     for (let i = 0; i < hosts.length; i++) {
@@ -155,6 +157,21 @@ export class PoolModel {
     this.fitted = fitHosts(t, p, this.s.ridge, this.s.batchSlots == 0);
     this.fitFor = hosts;
     return this.fitted;
+  }
+
+  /** Hosts whose stats are kept. */
+  get hostsKept(): i32 { return this.hosts.size; }
+
+  /** Pods come and go with new addresses (util/host_maps.ts): past HOSTS_KEPT hosts, the stats of
+   *  those not among `hosts` (the candidates) go. A read replaces the map, but without Redis, or
+   *  while it is unreachable, nothing else would drop them; a host that comes back is read or
+   *  learned again. */
+  private forgetGone(hosts: string[]): void {
+    if (this.hosts.size <= HOSTS_KEPT) return;
+    const keep = new Set<string>();
+    for (let i = 0; i < hosts.length; i++) keep.add(hosts[i]);
+    const all = this.hosts.keys();
+    for (let i = 0; i < all.length; i++) if (!keep.has(all[i])) this.hosts.delete(all[i]);
   }
 
   /** At a pick's start: the records exchange when one is due (sloShareReplicasMs), and a read of

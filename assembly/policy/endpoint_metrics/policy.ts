@@ -86,7 +86,7 @@ export class EndpointMetricsPolicy extends Policy {
   pickAfterPrefixRead(r: LbRequest, c: CandidateSet, keys: string[], values: string[]): void {
     if (!r.port.enterAsync()) return;
     const views = this.viewsOf(r, c);
-    const scores = prefixScores(values, c.hosts);
+    const scores = prefixScores(values, c);
     for (let i = 0; i < views.length; i++) views[i].prefixScore = scores[i];
     r.port.finishAsync(this.pick(r, c, views, keys, values));
   }

@@ -223,7 +223,7 @@ export class PredictedLatencyPolicy extends Policy {
     const sloTtft = t.sloTtft;
     const sloTpot = t.sloTpot;
     const draws = t.draws;
-    const share = prefixScores(reads.values, c.hosts);
+    const share = prefixScores(reads.values, c);
     const model = this.store.of(r.pool);
     const models = model.modelsFor(c.hosts);
     const e = new Evaluation(n, expected);

@@ -34,3 +34,17 @@ describe("RequestBody.maxOutputTokens", () => {
     expect(body('{"max_tokens":1e999,"messages":[]}').estimatedTokens()).toBeGreaterThan(0);
   });
 });
+
+describe("RequestBody.promptChars", () => {
+  it("sums the messages' text lengths (UTF-16 units, escapes decoded), raw JSON length for other content", () => {
+    // "ab\ncd" = 5, "é\u00e9" = 2, [{"type":"text"}] = 17 raw, a message without content and a non-object: 0.
+    expect(body('{"messages":[{"role":"user","content":"ab\\ncd"},{"content":"é\\u00e9"},{"content":[{"type":"text"}]},{"role":"x"},3]}').promptChars()).toBe(24);
+    expect(body('{"messages":[]}').promptChars()).toBe(0);
+  });
+  it("reads prompt, else input, else the body's size", () => {
+    expect(body('{"prompt":"a\\tb"}').promptChars()).toBe(3);
+    expect(body('{"input":["x","y"]}').promptChars()).toBe(9);
+    expect(body('{"model":"m"}').promptChars()).toBe(13);
+    expect(body('not json').promptChars()).toBe(8);
+  });
+});

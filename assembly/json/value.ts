@@ -51,11 +51,7 @@ export class JsonValue {
 
   /** str().length (UTF-16 units), without building the string for ASCII text with at most
    *  one-character escapes (a prompt's usual text: a 100 KB prompt is not copied to count it). */
-  strLength(): i32 {
-    if (this.kind != JsonKind.String) return 0;
-    const n = asciiUnescapedLength(this.src.dataStart + <usize>(this.rawStart + 1), this.rawEnd - this.rawStart - 2);
-    return n >= 0 ? n : this.str().length;
-  }
+  strLength(): i32 { return tapeStrLength(this.tape, this.src, this.index); }
 
   /**
    * Decoded string value as UTF-8 bytes (empty if not a string). Without escapes this is a view
@@ -176,6 +172,15 @@ function nameEquals(tape: JsonTape, src: Uint8Array, i: i32, key: string): bool 
     if (ascii) return n == len;
   }
   return memberName(tape, src, i) == key;
+}
+
+/** JsonValue.strLength() of the value at tape index `i` (0 if not a string), without a JsonValue
+ *  unless the text must be decoded (non-ASCII, or a \u escape). */
+export function tapeStrLength(tape: JsonTape, src: Uint8Array, i: i32): i32 {
+  if (tapeKind(tape, i) != JsonKind.String) return 0;
+  const start = tape.at(i + 1) + 1;
+  const n = asciiUnescapedLength(src.dataStart + <usize>start, tape.at(i + 2) - 1 - start);
+  return n >= 0 ? n : new JsonValue(tape, src, i).str().length;
 }
 
 /** The decoded member name at tape index `i` (a TAPE_KEY entry). */

@@ -1,6 +1,6 @@
 // The request body as the policies see it: raw bytes plus a lazily parsed JSON document.
 // A body that is not JSON (or too large) is not an error: policies fall back to plain least request.
-import { JsonValue } from "../../json/value";
+import { JsonKind, JsonValue, tapeKind, tapeMember, tapeNext, tapeStrLength } from "../../json/value";
 import { parseJson } from "../../json/parse";
 
 /** An output budget beyond any engine's context (~1M tokens): a client's larger number counts as this. */
@@ -54,11 +54,14 @@ export class RequestBody {
     let total: i64 = 0;
     const messages = j.get("messages");
     if (messages !== null && messages.isArray()) {
-      const items = messages.arr();
-      for (let i = 0; i < items.length; i++) {
-        const content = items[i].get("content");
-        if (content === null) continue;
-        total += content.isString() ? content.strLength() : content.rawEnd - content.rawStart;
+      // The tape walked by index: no JsonValue per message (a long chat has thousands).
+      const tape = messages.tape;
+      const src = messages.src;
+      const end = tapeNext(tape, messages.index);
+      for (let m = messages.index + 4; m < end; m = tapeNext(tape, m)) {
+        const c = tapeMember(tape, src, m, "content");
+        if (c < 0) continue;
+        total += tapeKind(tape, c) == JsonKind.String ? tapeStrLength(tape, src, c) : tape.at(c + 2) - tape.at(c + 1);
       }
       return total;
     }

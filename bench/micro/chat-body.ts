@@ -11,3 +11,8 @@ export function chatBody(bytes: number): Uint8Array {
   if (messages[messages.length - 1].role !== "user") messages.push({ role: "user", content: "next?" });
   return Buffer.from(JSON.stringify({ model: "m", messages, max_tokens: 256, stream: true }));
 }
+
+/** `body` with a line break (a JSON escape, as real prompts hold) before every word starting "w5". */
+export function withLineBreaks(body: Uint8Array): Buffer {
+  return Buffer.from(Buffer.from(body).toString("utf8").replaceAll(" w5", "\\nw5"));
+}

@@ -7,7 +7,7 @@
 // the same bytes in Wasm and in node:crypto (OpenSSL, native) are the reference limits.
 // With `--baseline <git ref>` (npm run bench -- hash-cost --baseline ffd4194) the same entry is
 // also compiled against that commit's assembly/ (git archive into a temporary directory) and each
-// row is timed for both builds back to back, so before/after come from one run on one machine.
+// row is timed for both builds in turns (11 runs each, medians), so before/after come from one run on one machine.
 import asc from "assemblyscript/asc";
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -15,7 +15,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { encodePairs } from "../../host-test/abi/pairs.js";
-import { chatBody } from "./chat-body.js";
+import { chatBody, withLineBreaks } from "./chat-body.js";
 
 interface Entry {
   memory: WebAssembly.Memory;
@@ -32,6 +32,8 @@ interface Entry {
   slotWaitReused?(n: number): number;
   overdueWait?(n: number): number;
   responseScan?(n: number): number;
+  promptChars(n: number): number;
+  fitAndPredict(n: number): number;
   parseMetrics(n: number): number;
   scrapeSnapshot(n: number): number;
 }
@@ -66,6 +68,23 @@ function time(run: (n: number) => number, iterations: number): number {
     samples.push(Number(t1 - t0) / 1000 / iterations);
   }
   return samples.sort((a, b) => a - b)[2];
+}
+
+/** Medians of µs per iteration of `a` and `b` over 11 runs each, taken in turns (a, b, a, b, ...)
+ *  after a warm-up of each, so a shared machine's load changes hit both alike (before/after). */
+function timePair(a: (n: number) => number, b: (n: number) => number, iterations: number): [number, number] {
+  a(Math.max(1, iterations >> 2));
+  b(Math.max(1, iterations >> 2));
+  const sa: number[] = [];
+  const sb: number[] = [];
+  const one = (run: (n: number) => number, out: number[]) => {
+    const t0 = process.hrtime.bigint();
+    if (run(iterations) < 0) throw new Error("bench function failed");
+    out.push(Number(process.hrtime.bigint() - t0) / 1000 / iterations);
+  };
+  for (let r = 0; r < 11; r++) { one(a, sa); one(b, sb); }
+  const med = (xs: number[]) => xs.sort((x, y) => x - y)[xs.length >> 1];
+  return [med(sa), med(sb)];
 }
 
 export { chatBody };
@@ -112,7 +131,12 @@ function specs(kind: "hash-cost" | "parse-cost"): Spec[] {
       out.push({ what: "JSON parse alone (global_least_request, costMode tokens)", input, bytes, data, n, run: (e) => (k) => e.parseBody(k) });
       out.push({ what: "SHA-1 of the whole body, Wasm (reference)", input, bytes, data, n, run: (e) => (k) => e.sha1Only(k) });
       out.push({ what: "SHA-1 of the whole body, node:crypto (reference)", input, bytes, data, n, run: null });
+      const lines = withLineBreaks(data);
+      out.push({ what: "prompt length (promptChars, predicted_latency / costMode tokens), line breaks escaped", input: `${label} chat body (${lines.length} B)`,
+        bytes: lines.length, data: lines, n: n * 4, run: (e) => (k) => e.promptChars(k) });
     }
+    out.push({ what: "predicted_latency model: refit + 3 predictions per candidate", input: "256 candidates", data: new Uint8Array(0), n: 200,
+      run: (e) => (k) => e.fitAndPredict(k) });
   } else {
     for (const [label, size, n] of [["fixture", 0, 2000], ["64 KiB", 64 * 1024, 200]] as const) {
       const text = metricsText(size);
@@ -207,12 +231,13 @@ export async function runCosts(kind: "hash-cost" | "parse-cost", baselineRef: st
       setInput(other, s.data);
       row.microseconds = time(s.run(other), s.n);
     } else {
+      setInput(e, s.data);
       if (base !== null) {
         setInput(base, s.data);
-        row.before = time(s.run(base), s.n);
+        [row.before, row.microseconds] = timePair(s.run(base), s.run(e), s.n);
+      } else {
+        row.microseconds = time(s.run(e), s.n);
       }
-      setInput(e, s.data);
-      row.microseconds = time(s.run(e), s.n);
     }
     rows.push(row);
   }

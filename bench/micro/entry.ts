@@ -10,6 +10,8 @@ import { parseUpstreamHosts } from "../../assembly/services/candidates/upstream_
 import { CandidateCache } from "../../assembly/services/candidates/candidates";
 import { metricsBytesOf } from "../../assembly/services/metrics_view/extract";
 import { ScratchBytes } from "../../assembly/json/unescape";
+import { RequestBody } from "../../assembly/services/request/body";
+import { emptyStats, fitHosts, foldObservation, tpotFeatures, ttftFeatures, TPOT_K, TTFT_K } from "../../assembly/policy/predicted_latency/model";
 
 let input: Uint8Array = new Uint8Array(0);
 const sha = new Sha1();
@@ -94,4 +96,39 @@ export function candidatesFromHosts(iterations: i32): i32 {
   const raw = input.buffer.slice(input.byteOffset, input.byteOffset + input.byteLength);
   for (let i = 0; i < iterations; i++) size += candidateCache.fromSnapshot(parseUpstreamHosts(raw), HEALTHY).size;
   return size;
+}
+
+/** predicted_latency's prompt length (promptChars: every message's text length), the body parsed
+ *  once before (RequestBody keeps its parse), as a pick reads it. */
+export function promptChars(iterations: i32): i32 {
+  const body = new RequestBody(input, false);
+  let chars: i64 = 0;
+  for (let i = 0; i < iterations; i++) chars += body.promptChars();
+  return <i32>(chars / iterations);
+}
+
+/** predicted_latency's model work of a pick on 256 candidates after an observation: refit every
+ *  host (fitHosts), then the three predictions per candidate evaluate() makes. */
+export function fitAndPredict(iterations: i32): i32 {
+  const n = 256;
+  const t = new Array<f64[]>(n);
+  const p = new Array<f64[]>(n);
+  for (let h = 0; h < n; h++) {
+    t[h] = emptyStats(TTFT_K);
+    p[h] = emptyStats(TPOT_K);
+    for (let k = 0; k < 8; k++) {
+      const q = <f64>((h + k) % 8);
+      foldObservation(t[h], TTFT_K, ttftFeatures(<f64>(100 * k), q, 8, 50), 20 + q * 3 + <f64>h * 0.01, 0.99);
+      foldObservation(p[h], TPOT_K, tpotFeatures(q, 8), 8 + q, 0.99);
+    }
+  }
+  let ok = 0;
+  for (let i = 0; i < iterations; i++) {
+    const models = fitHosts(t, p, 10, false);
+    for (let h = 0; h < n; h++) {
+      const m = models[h];
+      if (m.predictTtft(500, 3, 8, 0, 100) + m.predictTpot(8, 8) + m.predictTpot(3, 8) > 0) ok++;
+    }
+  }
+  return ok;
 }

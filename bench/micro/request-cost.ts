@@ -12,7 +12,7 @@ import { startRedis, type RedisFixture } from "../../host-test/redis-server.js";
 import { TestHost, type TestStream } from "../../host-test/facade/index.js";
 import { finishSse, startSse } from "../../host-test/facade/sse-answers.js";
 import { WasmVm } from "../../host-test/abi/vm.js";
-import { chatBody } from "./chat-body.js";
+import { chatBody, withLineBreaks } from "./chat-body.js";
 
 const CLUSTER = "outbound|8000||vllm.static";
 
@@ -61,7 +61,7 @@ async function oneRequest(s: Setup, body: Buffer, open: number): Promise<void> {
 const SESSIONS = 16;
 function bodyFor(base: Uint8Array, i: number): Buffer {
   // Real prompts hold line breaks: JSON escapes in every message.
-  const text = Buffer.from(base).toString("utf8").replaceAll(" w5", "\\nw5").replace("\"content\":\"", `"content":"s${i % SESSIONS} `);
+  const text = withLineBreaks(base).toString("utf8").replace("\"content\":\"", `"content":"s${i % SESSIONS} `);
   return Buffer.from(text.replace("\"}],\"max_tokens\"", ` q${i}"}],"max_tokens"`));
 }
 

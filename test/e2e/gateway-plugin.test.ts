@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import OpenAI from "openai";
 import { Redis } from "ioredis";
-import { startLocalStack, redisLbConfig, MODEL_CLUSTER, ROUTE_NAME, type LocalStack } from "../../host-test/local-stack.js";
+import { startLocalStack, redisLbConfig, SLOW_MACHINE_PICK_DEADLINE_MS, MODEL_CLUSTER, ROUTE_NAME, type LocalStack } from "../../host-test/local-stack.js";
 
 let stack: LocalStack;
 let redis: Redis;
@@ -20,7 +20,7 @@ beforeAll(async () => {
       // pickDeadlineMs: a starved parallel phase once took more than the default 50 ms for the first
       // pick's FCALL -> EVALSHA -> EVAL (a fallback, and with breakerFailures 1 an open breaker);
       // the outage below refuses connections at once, it never waits for the deadline.
-      lb_config: { ...redisLbConfig(port), debugHeader: "x-llmlb-debug", leaseTTL: 5, breakerFailures: 1, breakerOpenSeconds: 1, pickDeadlineMs: 2000 },
+      lb_config: { ...redisLbConfig(port), debugHeader: "x-llmlb-debug", leaseTTL: 5, breakerFailures: 1, breakerOpenSeconds: 1, pickDeadlineMs: SLOW_MACHINE_PICK_DEADLINE_MS },
       _rules_: [{ _match_domain_: ["localhost"], lb_policy: "header", lb_config: { header: "x-llmlb-endpoint" } }],
     }),
   });

@@ -4,7 +4,7 @@
 // picked from its size alone. Nothing is answered 413.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import http from "node:http";
-import { startLocalStack, redisLbConfig, type LocalStack } from "../../host-test/local-stack.js";
+import { startLocalStack, redisLbConfig, SLOW_MACHINE_PICK_DEADLINE_MS, type LocalStack } from "../../host-test/local-stack.js";
 
 let stack: LocalStack;
 beforeAll(async () => {
@@ -16,7 +16,7 @@ beforeAll(async () => {
     pods: 3, workers: 2, healthCheckMs: 0,
     // A context long enough for 8 MB of text, prefilled fast: the pods answer 200.
     fleet: { profile: "tiny", timeScale: 1, profileOverrides: { maxModelLen: 4_000_000, numGpuBlocks: 300_000, maxNumBatchedTokens: 4_000_000, prefillMsPerToken: 0.00001 } },
-    plugin: (port) => ({ lb_policy: "prefix_cache", lb_config: { ...redisLbConfig(port), debugHeader: "x-llmlb-debug" } }),
+    plugin: (port) => ({ lb_policy: "prefix_cache", lb_config: { ...redisLbConfig(port), pickDeadlineMs: SLOW_MACHINE_PICK_DEADLINE_MS, debugHeader: "x-llmlb-debug" } }),
   });
 }, 30_000);
 afterAll(async () => { await stack?.close(); });

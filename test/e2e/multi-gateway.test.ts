@@ -7,14 +7,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { startLocalStack, spawnGatewayProcess, redisLbConfig, MODEL_CLUSTER, ROUTE_NAME, type LocalStack } from "../../host-test/local-stack.js";
+import { startLocalStack, spawnGatewayProcess, redisLbConfig, SLOW_MACHINE_PICK_DEADLINE_MS, MODEL_CLUSTER, ROUTE_NAME, type LocalStack } from "../../host-test/local-stack.js";
 
 const LEASE_TTL_S = 2;
 const plugin = (port: number) => ({
   lb_policy: "global_least_request",
   // The counts must be exact, so no pick may fall back: a VM's first pick (NOSCRIPT, then EVAL of
   // the script, then the candidate list) can pass the default 50 ms deadline on a loaded machine.
-  lb_config: { ...redisLbConfig(port), leaseTTL: LEASE_TTL_S, failurePenalty: 0, maxRequestCount: 6, pickDeadlineMs: 2000 },
+  lb_config: { ...redisLbConfig(port), leaseTTL: LEASE_TTL_S, failurePenalty: 0, maxRequestCount: 6, pickDeadlineMs: SLOW_MACHINE_PICK_DEADLINE_MS },
 });
 let stack: LocalStack;
 let redis: Redis;

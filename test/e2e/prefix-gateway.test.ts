@@ -3,7 +3,7 @@
 // new pod; an unhealthy holder is replaced and the chain stays usable.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import http from "node:http";
-import { startLocalStack, redisLbConfig, type LocalStack } from "../../host-test/local-stack.js";
+import { startLocalStack, redisLbConfig, SLOW_MACHINE_PICK_DEADLINE_MS, type LocalStack } from "../../host-test/local-stack.js";
 
 let stack: LocalStack;
 beforeAll(async () => {
@@ -11,7 +11,7 @@ beforeAll(async () => {
     pods: 3, workers: 2, healthCheckMs: 200,
     // Slow decode keeps streams open long enough to load a pod.
     fleet: { profile: "tiny", timeScale: 1, profileOverrides: { stepBaseMs: 10 } },
-    plugin: (port) => ({ lb_policy: "prefix_cache", lb_config: { ...redisLbConfig(port), debugHeader: "x-llmlb-debug", loadGateAbs: 2, loadGateRel: 1.5, leaseTTL: 10 } }),
+    plugin: (port) => ({ lb_policy: "prefix_cache", lb_config: { ...redisLbConfig(port), pickDeadlineMs: SLOW_MACHINE_PICK_DEADLINE_MS, debugHeader: "x-llmlb-debug", loadGateAbs: 2, loadGateRel: 1.5, leaseTTL: 10 } }),
   });
 }, 30_000);
 afterAll(async () => { await stack?.close(); });

@@ -3,7 +3,7 @@
 import http from "node:http";
 import { expect } from "vitest";
 import { Redis } from "ioredis";
-import { startLocalStack, redisLbConfig, MODEL_CLUSTER, ROUTE_NAME, type LocalStack } from "../../host-test/local-stack.js";
+import { startLocalStack, redisLbConfig, SLOW_MACHINE_PICK_DEADLINE_MS, MODEL_CLUSTER, ROUTE_NAME, type LocalStack } from "../../host-test/local-stack.js";
 import { runScript } from "../lua/pool.js";
 
 const NS = `{llmlb:${ROUTE_NAME}:${MODEL_CLUSTER}}`;
@@ -17,7 +17,7 @@ export async function startQueueStack(queue: Record<string, unknown>): Promise<Q
   const stack = await startLocalStack({
     pods: 2, gateways: 2, workers: 1,
     fleet: { profile: "tiny", timeScale: 1, profileOverrides: { stepBaseMs: 10 } },
-    plugin: (port) => ({ lb_policy: "global_least_request", lb_config: { ...redisLbConfig(port), debugHeader: "x-llmlb-debug", ...queue } }),
+    plugin: (port) => ({ lb_policy: "global_least_request", lb_config: { ...redisLbConfig(port), pickDeadlineMs: SLOW_MACHINE_PICK_DEADLINE_MS, debugHeader: "x-llmlb-debug", ...queue } }),
   });
   return { stack, redis: new Redis(stack.redis.url) };
 }

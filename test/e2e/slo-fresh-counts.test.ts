@@ -4,14 +4,14 @@
 // count the pick used (q) and Redis's count when the lease was taken (load): they agree.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import http from "node:http";
-import { startLocalStack, redisLbConfig, type LocalStack } from "../../host-test/local-stack.js";
+import { startLocalStack, redisLbConfig, SLOW_MACHINE_PICK_DEADLINE_MS, type LocalStack } from "../../host-test/local-stack.js";
 
 let stack: LocalStack;
 beforeAll(async () => {
   stack = await startLocalStack({
     pods: 1, gateways: 2, workers: 1, healthCheckMs: 200,
     fleet: { profile: "tiny", timeScale: 1, profileOverrides: { stepBaseMs: 12 } },
-    plugin: (port) => ({ lb_policy: "predicted_latency", lb_config: { ...redisLbConfig(port), debugHeader: "x-llmlb-debug", inflightRefreshMs: 60_000, sloExploration: 0 } }),
+    plugin: (port) => ({ lb_policy: "predicted_latency", lb_config: { ...redisLbConfig(port), pickDeadlineMs: SLOW_MACHINE_PICK_DEADLINE_MS, debugHeader: "x-llmlb-debug", inflightRefreshMs: 60_000, sloExploration: 0 } }),
   });
 }, 30_000);
 afterAll(async () => { await stack?.close(); });

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import http from "node:http";
 import { Redis } from "ioredis";
-import { startLocalStack, redisLbConfig, type LocalStack } from "../../host-test/local-stack.js";
+import { startLocalStack, redisLbConfig, SLOW_MACHINE_PICK_DEADLINE_MS, type LocalStack } from "../../host-test/local-stack.js";
 
 let stack: LocalStack;
 let slowPod = "";
@@ -15,7 +15,7 @@ beforeAll(async () => {
   stack = await startLocalStack({
     pods: 3, workers: 2, healthCheckMs: 200,
     fleet: { profile: "tiny", timeScale: 1, profileOverrides: { stepBaseMs: 12 } },
-    plugin: (port) => ({ lb_policy: "predicted_latency", lb_config: { ...redisLbConfig(port), debugHeader: "x-llmlb-debug", sloPick: "best_fit", sloExploration: 0.3, modelRefreshMs: 100 } }),
+    plugin: (port) => ({ lb_policy: "predicted_latency", lb_config: { ...redisLbConfig(port), pickDeadlineMs: SLOW_MACHINE_PICK_DEADLINE_MS, debugHeader: "x-llmlb-debug", sloPick: "best_fit", sloExploration: 0.3, modelRefreshMs: 100 } }),
   });
   stack.fleet.pods[0].control.setSlowFactor(10);
   slowPod = stack.fleet.pods[0].name;

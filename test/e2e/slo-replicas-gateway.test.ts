@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import http from "node:http";
 import { Redis } from "ioredis";
-import { startLocalStack, redisLbConfig, type LocalStack } from "../../host-test/local-stack.js";
+import { startLocalStack, redisLbConfig, SLOW_MACHINE_PICK_DEADLINE_MS, type LocalStack } from "../../host-test/local-stack.js";
 
 let stack: LocalStack;
 let redis: Redis;
@@ -14,7 +14,7 @@ beforeAll(async () => {
   stack = await startLocalStack({
     pods: 2, gateways: 2, workers: 2, healthCheckMs: 200,
     fleet: { profile: "tiny", timeScale: 1, profileOverrides: { stepBaseMs: 12 } },
-    plugin: (port) => ({ lb_policy: "predicted_latency", lb_config: { ...redisLbConfig(port), pickDeadlineMs: 2000, sloShareReplicasMs: 20 } }),
+    plugin: (port) => ({ lb_policy: "predicted_latency", lb_config: { ...redisLbConfig(port), pickDeadlineMs: SLOW_MACHINE_PICK_DEADLINE_MS, sloShareReplicasMs: 20 } }),
   });
   redis = new Redis(stack.redis.url);
 }, 30_000);

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import http from "node:http";
 import { Redis } from "ioredis";
-import { startLocalStack, redisLbConfig, type LocalStack } from "../../host-test/local-stack.js";
+import { startLocalStack, redisLbConfig, SLOW_MACHINE_PICK_DEADLINE_MS, type LocalStack } from "../../host-test/local-stack.js";
 
 const CLUSTER = "outbound|8000||vllm.static";
 const NS = `{llmlb:llm:${CLUSTER}}`;
@@ -54,7 +54,7 @@ describe("a forced trap, then recovery", () => {
     stack = await startLocalStack({
       pods: 3, workers: 1, healthCheckMs: 200,
       fleet: { profile: "tiny", timeScale: 1, profileOverrides: { stepBaseMs: 10 } },
-      plugin: (port) => ({ lb_policy: "global_least_request", lb_config: { ...redisLbConfig(port), leaseTTL: 3, debugHeader: "x-llmlb-debug", pickDeadlineMs: 2000 } }),
+      plugin: (port) => ({ lb_policy: "global_least_request", lb_config: { ...redisLbConfig(port), leaseTTL: 3, debugHeader: "x-llmlb-debug", pickDeadlineMs: SLOW_MACHINE_PICK_DEADLINE_MS } }),
     });
     redis = new Redis(stack.redis.port, stack.redis.host);
   }, 30_000);

@@ -21,6 +21,7 @@ import { LbRequest, PRIORITY_LOW } from "../../services/request/request";
 import { Services } from "../../services/services";
 import { LbConfig } from "../../config/lb_config";
 import { SLO_PICK_BEST_FIT, SLO_PICK_TPOT_FIT } from "../../config/slo_settings";
+import { isNumberText } from "../../config/text_checks";
 import { CandidateSet } from "../../services/candidates/candidates";
 import { MetricsCache } from "../../services/metrics_view/metrics_cache";
 import { MetricsRuntime } from "../../services/metrics_view/runtime";
@@ -91,12 +92,16 @@ class ReadsDone extends PickReadsDone {
   onReads(reads: PickReads): void { this.policy.pickAfterReads(this.r, this.c, reads); }
 }
 
-/** A request's SLO in ms from its header, else the route default (0: none). */
+/** A request's SLO in ms from its header, else the route default (0: none). The value must be a
+ *  plain positive number of ms: the head of "1s" or "1_000" (what parseFloat takes) is not the
+ *  SLO the client meant, and 1 ms would shed a low-priority request no pod can serve that fast. */
 function sloOf(header: string, def: f64): f64 {
   if (header.length == 0) return def;
   const v = host.getHeader(host.MapType.RequestHeaders, header);
   if (v === null) return def;
-  const n = F64.parseFloat(v);
+  const text = v.trim();
+  if (!isNumberText(text)) return def;
+  const n = F64.parseFloat(text);
   return isFinite(n) && n > 0 ? n : def;
 }
 

@@ -14,9 +14,45 @@
 -- holds the hosts observed lately, and so does every gateway's read of it (HGETALL). Hosts whose
 -- fields have no time yet (the set missing: written by an earlier version, or lost) are given
 -- this call's time once.
+-- No field ever holds a number that is not finite (Redis's Lua reads "inf" and "nan" back as
+-- numbers, and inf x decay stays inf: the host's sums would be lost for good): a group whose own
+-- products overflow is malformed, a field holding such a number restarts, and so does a field whose
+-- sums this observation would overflow (from this observation alone).
 -- Returns the number of groups folded. Errors (nothing written) on malformed arguments.
 local FORGET_MAX = 16
 local SUFFIXES = { 'b', 'p', 'c', 't' } -- 't': the fields of an earlier version
+local function finite(v) return v ~= nil and v == v and v ~= math.huge and v ~= -math.huge end
+
+-- Folds the observation `grp` into the sums `s` (decayed first).
+local function fold(s, grp)
+  local k = grp.k
+  for j = 1, #s do s[j] = s[j] * grp.decay end
+  local at = 1
+  for r = 1, k do
+    for c = r, k do
+      s[at] = s[at] + grp.x[r] * grp.x[c]
+      at = at + 1
+    end
+  end
+  for r = 1, k do
+    s[at] = s[at] + grp.x[r] * grp.y
+    at = at + 1
+  end
+  s[at] = s[at] + grp.y * grp.y
+  s[at + 1] = s[at + 1] + 1
+end
+
+local function all_finite(s)
+  for j = 1, #s do if not finite(s[j]) then return false end end
+  return true
+end
+
+local function zeros(size)
+  local s = {}
+  for j = 1, size do s[j] = 0 end
+  return s
+end
+
 local ttl = int_arg(ARGV[1], 'ttl_ms', 1)
 local idle = int_arg(ARGV[2], 'idle_ms', 1)
 
@@ -32,13 +68,19 @@ while i <= #ARGV do
   if k == nil or k ~= math.floor(k) or k < 1 or k > 4 then fail('k must be an integer in 1..4, got ' .. tostring(ARGV[i + 2])) end
   local y = tonumber(ARGV[i + 3])
   -- Finite only: one inf (a NaN is refused too) would make the host's sums NaN for good.
-  if y == nil or y ~= y or y == math.huge or y == -math.huge then fail('y must be a finite number') end
+  if not finite(y) then fail('y must be a finite number') end
   local x = {}
   for j = 1, k do
     x[j] = tonumber(ARGV[i + 3 + j])
-    if x[j] == nil or x[j] ~= x[j] or x[j] == math.huge or x[j] == -math.huge then fail('x' .. j .. ' must be a finite number') end
+    if not finite(x[j]) then fail('x' .. j .. ' must be a finite number') end
   end
-  groups[#groups + 1] = { field = field, decay = decay, k = k, y = y, x = x }
+  local grp = { field = field, decay = 1, k = k, y = y, x = x }
+  -- Its products too (1e200 is finite, its square is not).
+  local alone = zeros(k * (k + 1) / 2 + k + 2)
+  fold(alone, grp)
+  if not all_finite(alone) then fail('the products of y and x must be finite numbers') end
+  grp.decay = decay
+  groups[#groups + 1] = grp
   i = i + 4 + k
 end
 
@@ -51,24 +93,12 @@ for g = 1, #groups do
   if cur then
     for v in string.gmatch(cur, '%S+') do s[#s + 1] = tonumber(v) or 0 end
   end
-  if #s ~= size then
-    s = {}
-    for j = 1, size do s[j] = 0 end
+  if #s ~= size or not all_finite(s) then s = zeros(size) end
+  fold(s, grp)
+  if not all_finite(s) then
+    s = zeros(size)
+    fold(s, grp)
   end
-  for j = 1, size do s[j] = s[j] * grp.decay end
-  local at = 1
-  for r = 1, k do
-    for c = r, k do
-      s[at] = s[at] + grp.x[r] * grp.x[c]
-      at = at + 1
-    end
-  end
-  for r = 1, k do
-    s[at] = s[at] + grp.x[r] * grp.y
-    at = at + 1
-  end
-  s[at] = s[at] + grp.y * grp.y
-  s[at + 1] = s[at + 1] + 1
   local out = {}
   for j = 1, size do out[j] = string.format('%.10g', s[j]) end
   redis.call('HSET', KEYS[1], grp.field, table.concat(out, ' '))

@@ -33,6 +33,23 @@ describe("latency model stats", () => {
     foldObservation(s, 3, [1, 0, 0], 10, 0.5);
     expect(s).toStrictEqual([1.5, 1, 1.5, 2, 3, 4.5, 60, 100, 150, 5100, 1.5]);
   });
+  it("refuses an observation whose sums are not finite, restarts sums it would overflow (as model.lua): the fleet fit stays", () => {
+    const s = emptyStats(TTFT_K);
+    for (let i = 0; i < 20; i++) expect(foldObservation(s, TTFT_K, ttftFeatures(<f64>(i % 4) * 1000, <f64>(i % 3)), 20 + 40 * <f64>(i % 4), 0.99)).toBe(true);
+    const before = s.slice(0);
+    // A corrupt count (1e200 requests in flight, no batch slots): its square is not finite.
+    expect(foldObservation(s, TTFT_K, ttftFeatures(0, 1e200), 20, 0.99)).toBe(false);
+    for (let j = 0; j < s.length; j++) expect(s[j]).toBe(before[j]);
+    const fit = fitHosts([s, emptyStats(TTFT_K)], [emptyStats(TPOT_K), emptyStats(TPOT_K)], 2);
+    expect(isFinite(fit[0].predictTtft(1000, 1))).toBe(true);
+    // Sums at the edge of a double: the next observation restarts them from itself.
+    const edge = emptyStats(TPOT_K);
+    edge[2] = 1.7e308;
+    expect(foldObservation(edge, TPOT_K, [1.0, 1.3e154], 5, 1.0)).toBe(true);
+    for (let j = 0; j < edge.length; j++) expect(isFinite(edge[j])).toBe(true);
+    expect(edge[edge.length - 1]).toBe(1);
+  });
+
   it("parses model.lua's field and refuses a wrong length or a non-number", () => {
     const p = parseStats(2, "1 4 16 7 28 49 1");
     expect(p).not.toBeNull();

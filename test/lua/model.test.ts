@@ -39,6 +39,27 @@ describe("model.lua", () => {
     expect(nums(await suite.redis.hget(KEY, "h2|p"))).toEqual([1, 1, 1, 5, 5, 25, 1]);
   });
 
+  it("never keeps a sum that is not a finite number: such a field restarts, an observation whose sums overflow is refused", async () => {
+    // Redis's Lua reads "inf" and "nan" as numbers (strtod), and inf x decay stays inf: a field that
+    // once held one (an overflow, another writer) stayed so for good, and the plugin, which refuses
+    // it, predicted that host as the fleet ever after.
+    await suite.redis.del(KEY, AT);
+    await suite.redis.hset(KEY, "h3|p", "inf 1 1 1 1 1 1", "h4|p", "1 nan 1 1 1 1 1");
+    await runScript(suite.redis, "model", [KEY, AT], [60000, HOUR, "h3|p", 0.5, 2, 5, 1, 1, "h4|p", 0.5, 2, 5, 1, 1]);
+    expect(nums(await suite.redis.hget(KEY, "h3|p"))).toEqual([1, 1, 1, 5, 5, 25, 1]);
+    expect(nums(await suite.redis.hget(KEY, "h4|p"))).toEqual([1, 1, 1, 5, 5, 25, 1]);
+    // Finite arguments whose squares overflow: refused, nothing written (the earlier sums stay).
+    await expect(runScript(suite.redis, "model", [KEY, AT], [60000, HOUR, "h3|p", 1, 2, 1e200, 1, 1])).rejects.toThrow(/finite/);
+    await expect(runScript(suite.redis, "model", [KEY, AT], [60000, HOUR, "h3|p", 1, 2, 5, 1, 1e200])).rejects.toThrow(/finite/);
+    expect(nums(await suite.redis.hget(KEY, "h3|p"))).toEqual([1, 1, 1, 5, 5, 25, 1]);
+    // Sums that overflow though each product is finite: the field restarts from this observation.
+    await suite.redis.hset(KEY, "h5|p", "1 1 1.7e308 1 1 1 1");
+    await runScript(suite.redis, "model", [KEY, AT], [60000, HOUR, "h5|p", 1, 2, 5, 1, 1.3e154]);
+    const s = nums(await suite.redis.hget(KEY, "h5|p"));
+    expect(s.every(Number.isFinite)).toBe(true);
+    expect(s[s.length - 1]).toBe(1);
+  });
+
   it("refuses malformed arguments without writing any group", async () => {
     await suite.redis.del(KEY, AT);
     await expect(runScript(suite.redis, "model", [KEY, AT], [60000, HOUR, "h|t", 1, 1, 5, 1, "h|p", 0, 1, 5, 1])).rejects.toThrow(/decay/);

@@ -34,9 +34,21 @@ export function parseStats(k: i32, text: string): f64[] | null {
   return out.length == statsLength(k) ? out : null;
 }
 
-/** What model.lua does for one observation, done locally (the VM sees its own at once). */
-export function foldObservation(s: f64[], k: i32, x: f64[], y: f64, decay: f64): void {
+/** What model.lua does for one observation, done locally (the VM sees its own at once), with its
+ *  guards: an observation whose own sums are not finite (1e200 is finite, its square is not) is
+ *  refused (false, `s` unchanged: not to be sent either), and sums this one would overflow restart
+ *  from it alone. One inf in a host's sums made the fleet prior, so every host's fit, null. */
+export function foldObservation(s: f64[], k: i32, x: f64[], y: f64, decay: f64): bool {
+  const alone = emptyStats(k);
+  addProducts(alone, k, x, y);
+  if (!allFinite(alone)) return false;
   for (let j = 0; j < s.length; j++) s[j] *= decay;
+  addProducts(s, k, x, y);
+  if (!allFinite(s)) for (let j = 0; j < s.length; j++) s[j] = alone[j];
+  return true;
+}
+
+function addProducts(s: f64[], k: i32, x: f64[], y: f64): void {
   let at = 0;
   for (let r = 0; r < k; r++) {
     for (let c = r; c < k; c++) { s[at] += x[r] * x[c]; at++; }
@@ -44,6 +56,11 @@ export function foldObservation(s: f64[], k: i32, x: f64[], y: f64, decay: f64):
   for (let r = 0; r < k; r++) { s[at] += x[r] * y; at++; }
   s[at] += y * y;
   s[at + 1] += 1;
+}
+
+function allFinite(s: f64[]): bool {
+  for (let j = 0; j < s.length; j++) if (!isFinite(s[j])) return false;
+  return true;
 }
 
 /** Adds b into a (pooling hosts' stats for the fleet prior). */

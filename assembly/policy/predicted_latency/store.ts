@@ -235,17 +235,15 @@ export class PoolModel {
     h.observedMs = now;
     const args: string[] = [MODEL_TTL_MS, MODEL_HOST_IDLE_MS];
     const decay = this.s.decay;
-    if (!isNaN(ttftY)) {
-      foldObservation(h.ttft, TTFT_K, ttftX, ttftY, decay);
+    // An observation the fold refuses (not finite) is not sent either: model.lua refuses it too.
+    if (!isNaN(ttftY) && foldObservation(h.ttft, TTFT_K, ttftX, ttftY, decay)) {
       pushGroup(args, address + "|b", decay, ttftX, ttftY);
     }
-    if (!isNaN(tpotY)) {
-      foldObservation(h.tpot, TPOT_K, tpotX, tpotY, decay);
+    if (!isNaN(tpotY) && foldObservation(h.tpot, TPOT_K, tpotX, tpotY, decay)) {
       pushGroup(args, address + "|p", decay, tpotX, tpotY);
     }
-    if (!isNaN(trustY)) {
-      const one: f64[] = [1.0];
-      foldObservation(h.trust, TRUST_K, one, trustY, TRUST_DECAY);
+    const one: f64[] = [1.0];
+    if (!isNaN(trustY) && foldObservation(h.trust, TRUST_K, one, trustY, TRUST_DECAY)) {
       pushGroup(args, address + "|c", TRUST_DECAY, one, trustY);
     }
     if (args.length == 2) return;

@@ -141,7 +141,13 @@ export class AdmissionQueue {
     e.polling = false;
     if (!this.entries.has(e.id)) return; // the stream ended meanwhile (leave() sent the exit)
     const status = ok && reply !== null && !reply.isError() && reply.items.length > 0 ? reply.items[0].str : "";
-    if (!e.waiting) return;
+    if (!e.waiting) {
+      // Gone on by the fail open (onEnterLate) before this answer: the request runs, so its id
+      // holds a slot now, not a place at the head of the queue (whose hand-off it would never
+      // claim, letting a newcomer in past capacity once the grant lapsed).
+      if (status == "QUEUED") this.renew(e, host.nowMillis());
+      return;
+    }
     if (status == "QUEUED") {
       e.ahead = reply!.items.length > 1 ? I64.parseInt(reply!.items[1].str) : 0;
       if (!e.queued) {
@@ -190,6 +196,12 @@ export class AdmissionQueue {
     e.r.port.admitted();
   }
 
+  /** The id of `e` (a running stream) holds a slot for the lease TTL (queue.lua renew: taken from
+   *  the queue if it waits there). */
+  private renew(e: Entry, now: f64): void {
+    e.pool.redis.evalScript(QUEUE_SCRIPT, queueKeys(e.pool), ["renew", e.r.cfg.leaseTtlMs.toString(), e.id], this.background, now);
+  }
+
   /** An exit handed free slots to the head of the queue: entries of this VM claim theirs (a
    *  renew, which turns the short grant into a slot) and go on now, without waiting for a poll.
    *  Other gateways' entries find theirs at their next poll. */
@@ -200,7 +212,7 @@ export class AdmissionQueue {
       if (!this.entries.has(id)) continue;
       const e = this.entries.get(id);
       if (!e.waiting) continue;
-      e.pool.redis.evalScript(QUEUE_SCRIPT, queueKeys(e.pool), ["renew", e.r.cfg.leaseTtlMs.toString(), id], this.background, host.nowMillis());
+      this.renew(e, host.nowMillis());
       this.admit(e);
     }
   }
@@ -232,7 +244,7 @@ export class AdmissionQueue {
       if (!e.waiting) {
         if (now - e.lastRenewMs < <f64>e.r.cfg.leaseTtlMs / 3) continue;
         e.lastRenewMs = now;
-        e.pool.redis.evalScript(QUEUE_SCRIPT, queueKeys(e.pool), ["renew", e.r.cfg.leaseTtlMs.toString(), e.id], this.background, now);
+        this.renew(e, now);
         continue;
       }
       if (now - e.enqueuedMs >= <f64>s.maxWaitMs) {

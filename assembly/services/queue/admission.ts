@@ -158,6 +158,10 @@ export class AdmissionQueue {
     }
     // ADMITTED, or fail open (GONE after an expiry, an error, Redis down): the request goes on.
     if (status != "ADMITTED" && reply !== null && reply.isError()) warnThrottled("queue failed", reply.str);
+    // Gone on without Redis's admission, it runs all the same: its id holds a slot from now (not
+    // from the tick's first renew, a third of the lease TTL later, newcomers admitted past capacity
+    // meanwhile). A renew Redis does not take is the tick's to send.
+    if (status != "ADMITTED") this.renew(e, host.nowMillis());
     this.admit(e);
   }
 

@@ -10,7 +10,8 @@
 //   slot this VM counts as free is taken only if the fleet's count there still has room.
 // Observations: TTFT = pick applied to the stream -> first response body chunk (streams); TPOT = (last chunk - first) /
 // (tokens - 1), tokens from usage or the SSE events; a non-streaming response (first chunk = end)
-// teaches each part the total minus the other part's current prediction.
+// teaches each part the total (TTFT + TPOT x (tokens - 1)) minus the other part's current
+// prediction (one token: the TTFT only).
 // Config: slo settings (config/slo_settings.ts), prefix settings (keys), the common lease keys.
 // Failure behaviour: no candidates -> Pass; nothing learned yet -> fewest in flight; every host
 // over the limit -> shed; no host meets the SLO -> shed if low priority, else the least late;
@@ -483,12 +484,14 @@ export class PredictedLatencyPolicy extends Policy {
       ttftY = o.firstMs - r.pickedAtMs;
       if (tokens >= 2) tpotY = (o.endMs - o.firstMs) / (tokens - 1);
     } else if (tokens >= 1) {
-      // Non-streaming: one total; each part learns it minus the other's current prediction.
+      // Non-streaming: one total = TTFT + TPOT x (tokens - 1), as a stream's gaps; each part learns
+      // it minus the other's current prediction. One token has no gap: the TTFT alone.
       const total = o.endMs - r.pickedAtMs;
+      const gaps = tokens - 1;
       const pt = isNaN(o.predTtft) ? 0.0 : o.predTtft;
       const pp = isNaN(o.predTpot) ? 0.0 : o.predTpot;
-      tpotY = max(0.0, (total - pt) / tokens);
-      ttftY = max(0.0, total - pp * tokens);
+      if (gaps >= 1) tpotY = max(0.0, (total - pt) / gaps);
+      ttftY = max(0.0, total - pp * gaps);
     }
     if (ttftY >= 0) ttftY = clipObservation(ttftY, o.predTtft);
     if (tpotY >= 0) tpotY = clipObservation(tpotY, o.predTpot);

@@ -476,13 +476,17 @@ export class PredictedLatencyPolicy extends Policy {
     const model = this.store.of(r.pool);
     model.streamEnded(o, host.nowMillis());
     // Served by another pod than the pick (an Envoy retry): its times are not the pick's to learn.
-    if (o.status != 200 || o.endMs == 0 || o.firstMs == 0 || r.pickedAtMs <= 0 || r.servedElsewhere()) return;
+    if (o.status != 200 || o.firstMs == 0 || r.pickedAtMs <= 0 || r.servedElsewhere()) return;
+    // A stream that ended early (the client left, a reset) after its first token still has its
+    // TTFT; its TPOT and a cut non-streaming body are incomplete.
+    const whole = o.endMs > 0;
+    if (!whole && o.tally.events == 0) return;
     const tokens = <f64>o.tally.tokens();
     let ttftY: f64 = -1;
     let tpotY: f64 = -1;
     if (o.tally.events > 0) {
       ttftY = o.firstMs - r.pickedAtMs;
-      if (tokens >= 2) tpotY = (o.endMs - o.firstMs) / (tokens - 1);
+      if (whole && tokens >= 2) tpotY = (o.endMs - o.firstMs) / (tokens - 1);
     } else if (tokens >= 1) {
       // Non-streaming: one total = TTFT + TPOT x (tokens - 1), as a stream's gaps; each part learns
       // it minus the other's current prediction. One token has no gap: the TTFT alone.

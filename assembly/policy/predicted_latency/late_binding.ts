@@ -85,11 +85,12 @@ export class LateBinding {
     return e.inflight[e.at] >= <f64>this.cfg.batchSlots;
   }
 
-  /** A new request: held when its evaluation calls for it and fewer than sloHoldMax are held
-   *  (beyond, it goes as without late binding). False: send it now. */
-  tryHold(r: LbRequest, c: CandidateSet, reads: PickReads, now: f64, terms: RequestTerms, e: Evaluation): bool {
-    if (<i64>this.held.length >= this.cfg.holdMax || !this.mayHold(e, 0)) return false;
-    const h = new HeldRequest(r, c, reads, now, terms);
+  /** A new request, waiting at the gateway since `sinceMs` (its wait in the queue, if any, counts
+   *  as held): held when its evaluation calls for it and fewer than sloHoldMax are held (beyond,
+   *  it goes as without late binding). False: send it now. */
+  tryHold(r: LbRequest, c: CandidateSet, reads: PickReads, sinceMs: f64, terms: RequestTerms, e: Evaluation): bool {
+    if (<i64>this.held.length >= this.cfg.holdMax || !this.mayHold(e, host.nowMillis() - sinceMs)) return false;
+    const h = new HeldRequest(r, c, reads, sinceMs, terms);
     h.late = e.late;
     // Held on time with a free slot there: mayHold held it for the streams its prefill would harm.
     if (!e.late && !this.podFull(e)) this.services.stats.sloInterferenceHeld();

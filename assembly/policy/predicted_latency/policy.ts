@@ -191,7 +191,10 @@ export class PredictedLatencyPolicy extends Policy {
     const s = this.cfg.slo;
     const sloTtft = sloOf(s.ttftHeader, s.ttftMs);
     const now = host.nowMillis();
-    const deadline = sloTtft > 0 ? now + sloTtft : Infinity;
+    // A wait in the gateway-side queue is part of the client's TTFT: it counts as time held.
+    const since = r.queuedAtMs > 0 && r.queuedAtMs < now ? r.queuedAtMs : now;
+    const waited = now - since;
+    const deadline = sloTtft > 0 ? since + sloTtft : Infinity;
     const body = r.body;
     // The client's output budget (max_tokens or its newer names), at most MAX_OUTPUT_TOKENS.
     let expected: f64 = body !== null ? body.maxOutputTokens() : 0;
@@ -203,13 +206,13 @@ export class PredictedLatencyPolicy extends Policy {
       body !== null && !body.truncated ? <f64>((body.promptChars() + 3) / 4) : 0, expected,
       new Draws(rng.nextFloat(), <u32>(rng.next() >> 32)));
     terms.streaming = body !== null && body.streams();
-    const e = this.evaluate(r, c, reads, 0, terms, this.late.aheadOf(deadline));
+    const e = this.evaluate(r, c, reads, waited, terms, this.late.aheadOf(deadline));
     if (e === null) return Verdict.Rejected;
-    if (this.late.tryHold(r, c, reads, now, terms, e)) {
+    if (this.late.tryHold(r, c, reads, since, terms, e)) {
       this.store.heldChanged(now);
       return Verdict.Pending;
     }
-    return this.commit(r, c, reads, e, 0, terms);
+    return this.commit(r, c, reads, e, waited, terms);
   }
 
   /**

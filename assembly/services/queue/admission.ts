@@ -196,6 +196,7 @@ export class AdmissionQueue {
     if (e.queued) {
       this.stats.queueLeft(e.lastRenewMs - e.enqueuedMs);
       this.stats.queueAdmitted();
+      e.r.queuedAtMs = e.enqueuedMs;
     }
     e.r.port.admitted();
   }

@@ -63,6 +63,9 @@ export class LbRequest {
   load: string = "";
   /** When the pick was applied to the stream (ms; 0: not yet), for latency observations. */
   pickedAtMs: f64 = 0;
+  /** When it started to wait in the gateway-side queue (ms; 0: it was admitted at once): the
+   *  client's time to first token runs from then (predicted_latency counts the wait as held). */
+  queuedAtMs: f64 = 0;
   /** The upstream host Envoy connected to (`upstream.address`), once known after an override
    *  host was set; "" before or when there was none (a local reply). */
   servedHost: string = "";

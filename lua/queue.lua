@@ -123,7 +123,10 @@ if op == 'enter' then
   redis.call('HSET', k_t, 't:' .. tenant, num_str(tag))
   redis.call('ZADD', k_q, (2 - band) * BAND_SPAN + tag, id)
   redis.call('ZADD', k_hb, now + entry_ttl, id)
-  return { 'QUEUED', tostring(redis.call('ZRANK', k_q, id)) }
+  -- The poll's rule at once (a higher band, or free slots the heads have not polled for yet).
+  local ahead = redis.call('ZRANK', k_q, id)
+  if ahead < capacity - redis.call('ZCARD', k_adm) then return admit(id, slot_ttl) end
+  return { 'QUEUED', tostring(ahead) }
 elseif op == 'poll' then
   local id = ARGV[2]
   local capacity = int_arg(ARGV[3], 'capacity', 1)

@@ -39,6 +39,21 @@ describe("queue.lua", () => {
     expect(await q(k, "depth")).toEqual([2, 2]);
   });
 
+  it("a newcomer with fewer waiting ahead of it than free slots is admitted at once, as a poll would (a higher band)", async () => {
+    const k = keys();
+    await enter(k, "a");
+    await enter(k, "b");
+    expect(await enter(k, "n")).toEqual(["QUEUED", "0"]);
+    await q(k, "exit", "a"); // no hand-off: a slot free until n's next poll
+    // Ahead of n (a higher band): nobody ahead, a free slot: in now, not at its first poll.
+    expect(await enter(k, "h", 2)).toEqual(["ADMITTED"]);
+    expect(await poll(k, "n")).toEqual(["QUEUED", "0"]);
+    expect(await q(k, "depth")).toEqual([1, 2]);
+    // Behind n (the same band): still queued, n is first.
+    await q(k, "exit", "b");
+    expect(await enter(k, "m")).toEqual(["QUEUED", "1"]);
+  });
+
   it("higher bands go first; FIFO within a band", async () => {
     const k = keys();
     await enter(k, "x", 1, "t", 1);

@@ -95,5 +95,5 @@ export function setProperty(ctx: RootContext | HttpStream, rawPath: string, valu
   const path = rawPath.split("\0").filter((seg, i, all) => seg !== "" || i < all.length - 1);
   const key = path.join("\0");
   ctx.properties.set(key, Buffer.from(value));
-  if (ctx.kind === "http" && BUFFER_LIMIT_PROPERTIES.has(key)) ctx.setBufferLimitProperty(key, value);
+  if (ctx.kind === "http" && BUFFER_LIMIT_PROPERTIES.has(key)) ctx.setBufferLimitProperty(value);
 }

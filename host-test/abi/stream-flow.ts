@@ -35,6 +35,8 @@ export interface FlowHooks {
   dataOut(chunk: Buffer, endStream: boolean): void;
   overLimit(): void;
   vmFailed(): void;
+  /** The stream's buffer limit now (one for both directions: Envoy FilterManager::buffer_limit_). */
+  bufferLimit(): number;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -69,7 +71,7 @@ export class DirectionFlow {
   private backlog: Array<[Buffer, boolean]> = [];
   private replaying = false;
 
-  constructor(private readonly hooks: FlowHooks, public bufferLimit: number, private readonly bodyViewMode: "1.32" | "pre-1.32" = "1.32") {}
+  constructor(private readonly hooks: FlowHooks, private readonly bodyViewMode: "1.32" | "pre-1.32" = "1.32") {}
 
   /** Whether the filter is holding anything (headers or data). */
   get paused(): boolean {
@@ -102,11 +104,11 @@ export class DirectionFlow {
     this.lastAction = null;
     if (this.stopAll) {
       this.buffered = Buffer.concat([this.buffered, chunk]);
-      if (this.stopAllBufferLimited && this.buffered.length > this.bufferLimit) this.hooks.overLimit();
+      if (this.stopAllBufferLimited && this.buffered.length > this.hooks.bufferLimit()) this.hooks.overLimit();
     } else {
       this.runDataCallback(chunk);
     }
-    if (!this.closed && this.buffered.length > this.bufferLimit) this.readDisabled = true;
+    if (!this.closed && this.buffered.length > this.hooks.bufferLimit()) this.readDisabled = true;
   }
 
   /** Held data left the filter: read the downstream again and deliver what waited. */
@@ -175,7 +177,7 @@ export class DirectionFlow {
       case DataAction.StopIterationAndBuffer:
         this.buffered = Buffer.concat([priorBuffered, seen]);
         this.bufferingForFilter = true;
-        if (this.buffered.length > this.bufferLimit) this.hooks.overLimit();
+        if (this.buffered.length > this.hooks.bufferLimit()) this.hooks.overLimit();
         return;
       case DataAction.StopIterationAndWatermark:
         this.buffered = Buffer.concat([priorBuffered, seen]);

@@ -77,6 +77,8 @@ export class HttpStream {
   responseFlags = 0;
   /** Last address passed to proxy_set_upstream_override_host while it could still matter. */
   overrideHost: string | null = null;
+  /** The stream's buffer limit, one for both directions (Envoy FilterManager::buffer_limit_). */
+  bufferLimit: number;
   /** Override requests that arrived after the request had been forwarded (ignored, like Envoy). */
   lateOverrideRequests = 0;
   /** Route re-matches caused by request header changes (Higress clear_route_cache). */
@@ -96,6 +98,7 @@ export class HttpStream {
     this.parentRoot = vm.root;
     this.route = facts.route;
     this.cluster = facts.cluster;
+    this.bufferLimit = vm.host.options.profile.bufferLimitBytes;
     this.request = this.newFlow("request");
     this.response = this.newFlow("response");
   }
@@ -114,8 +117,9 @@ export class HttpStream {
         ? this.hostReply(413, "request_payload_too_large", "Payload Too Large")
         : this.hostReply(500, "response_payload_too_large", "Internal Server Error")),
       vmFailed: () => this.failStream(isReq ? "request" : "response"),
+      bufferLimit: () => this.bufferLimit,
     };
-    return new DirectionFlow(hooks, this.host.options.profile.bufferLimitBytes, this.host.options.profile.bodyView);
+    return new DirectionFlow(hooks, this.host.options.profile.bodyView);
   }
 
   private onResponseHeadersOut(h: HeaderMap, eos: boolean): void {
@@ -309,13 +313,16 @@ export class HttpStream {
   /**
    * Higress's set_decoder_buffer_limit / set_encoder_buffer_limit properties: the value is the
    * limit in decimal ASCII (wasm-go SetRequestBodyBufferLimit writes strconv.Itoa); it applies to
-   * this stream's later buffering. Text that is not a decimal u32 changes nothing.
+   * this stream's later buffering. Text that is not a decimal u32 changes nothing. Either one
+   * sets the stream's single limit, both directions (higress-group/envoy envoy-1.27
+   * filter_manager.cc: setDecoderBufferLimit and setEncoderBufferLimit both call
+   * FilterManager::setBufferLimit). Not emulated: Envoy re-checks data already buffered against a
+   * lowered limit at once (WatermarkBuffer::setWatermarks); here the next chunk does.
    */
-  setBufferLimitProperty(name: string, value: Buffer): void {
+  setBufferLimitProperty(value: Buffer): void {
     const text = value.toString("latin1");
     if (!/^\d{1,10}$/.test(text) || Number(text) > 0xffffffff) return;
-    const flow = name === "set_decoder_buffer_limit" ? this.request : this.response;
-    flow.bufferLimit = Number(text);
+    this.bufferLimit = Number(text);
   }
 
   markFlag(flag: ResponseFlagName): void { this.responseFlags |= ResponseFlag[flag]; }

@@ -112,3 +112,26 @@ describe("body view in the data callback while the filter buffers", () => {
     expect(s.forwarded?.body.toString()).toBe("abcdef");
   });
 });
+
+describe("one buffer limit per stream (Envoy FilterManager::buffer_limit_)", () => {
+  it("set_encoder_buffer_limit also lowers the request's limit: a request body past it is 413", async () => {
+    const h = await TestHost.create({ wasm: g, clusters });
+    const s = bufferedPost(h, { "x-encoder-buffer-limit": "1000" });
+    s.sendRequestHeaders(false);
+    expect(h.logMessages()).toContain("set encoder buffer limit status=0");
+    s.sendRequestBody(Buffer.alloc(1001, "a"), false);
+    expect(s.localResponse?.status).toBe(413);
+  });
+
+  it("set_decoder_buffer_limit also raises the response's limit: a buffered 40 KiB response is no 500", async () => {
+    const h = await TestHost.create({ wasm: g, clusters });
+    const s = h.stream({ method: "GET", headers: { "x-buffer-limit": String(128 * KiB), "x-resp-action": "buffer" } });
+    s.sendRequestHeaders(true);
+    s.sendResponseHeaders({ ":status": "200" }, false);
+    s.sendResponseBody(Buffer.alloc(40 * KiB, "r"), false);
+    s.sendResponseBody("end", true);
+    expect(s.localResponse).toBeNull();
+    expect(s.response.status).toBe(200);
+    expect(s.response.body.length).toBe(40 * KiB + 3);
+  });
+});

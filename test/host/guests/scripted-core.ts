@@ -137,6 +137,8 @@ export function proxy_on_request_headers(ctx: u32, n: u32, eos: u32): u32 {
   if (getHeader(0, "x-route-cache-off").status == 0) info("set clear_route_cache status=" + setProperty("clear_route_cache", "off").toString());
   const limit = getHeader(0, "x-buffer-limit");
   if (limit.status == 0) info("set buffer limit status=" + setProperty("set_decoder_buffer_limit", limit.value).toString());
+  const encLimit = getHeader(0, "x-encoder-buffer-limit");
+  if (encLimit.status == 0) info("set encoder buffer limit status=" + setProperty("set_encoder_buffer_limit", encLimit.value).toString());
   const sh = getHeader(0, "x-set-header");
   if (sh.status == 0) {
     const v = unescapeCtl(sh.value);

@@ -84,6 +84,8 @@ export class HttpStream {
   /** Route re-matches caused by request header changes (Higress clear_route_cache). */
   routeRecomputations = 0;
   localReply: LocalReply | null = null;
+  /** The filter called proxy_send_local_response (Envoy local_reply_hold_). */
+  private localReplyRequested = false;
   ended: StreamEnding | null = null;
   private contextCreated = false;
   private requestHeadersFrozen = false;
@@ -203,9 +205,16 @@ export class HttpStream {
     return WasmResult.Ok;
   }
 
-  /** proxy_send_local_response: stops the current iteration now, replies after the call returns. */
+  /**
+   * proxy_send_local_response: stops the current iteration now, replies after the call returns.
+   * Only the filter's first call replies: Envoy's Context::sendLocalResponse refuses any later one
+   * (local_reply_hold_), and cpp-host's export ignores that status and answers Ok
+   * (exports.cc send_local_response), still stopping the iteration.
+   */
   sendLocalResponse(status: number, details: string, body: Buffer, headers: Array<[string, string]>): number {
     this.vm.stopNextIteration = true;
+    if (this.localReplyRequested) return WasmResult.Ok;
+    this.localReplyRequested = true;
     this.vm.deferAfterCall(() => this.localResponse(status, details, body, headers, false));
     return WasmResult.Ok;
   }
@@ -219,24 +228,35 @@ export class HttpStream {
     this.localResponse(status, details, Buffer.from(body), [], true);
   }
 
+  /**
+   * Envoy DownstreamFilterManager::sendLocalReply (filter_manager.cc): before any response
+   * headers, the reply runs through the filter chain, this filter's response callbacks included;
+   * once response headers reached the filter manager but not the client (a filter holds them, or
+   * is encoding them), it goes straight to the codec (sendDirectLocalReply: no filter sees it);
+   * after headers left for the client, the stream can only be reset.
+   */
   private localResponse(status: number, details: string, body: Buffer, extra: Array<[string, string]>, byHost: boolean): void {
     if (this.ended) return;
-    // A second reply while the first is being encoded, or a reply after response headers left:
-    // Envoy can only reset the stream then.
-    if (this.localReply || this.response.headersReleased) {
+    if (this.response.headersReleased) {
       this.request.closed = true;
       this.response.closed = true;
       this.markFlag("LR");
       this.sink.resetRequested("local_reply_after_response_started");
       return;
     }
+    const direct = this.response.headers !== null;
     const headers = localReplyHeaders(status, extra, body);
     this.localReply = { status, details, headers: headers.clone(), body, byHost };
     this.codeDetails = details;
     this.responseCode = status;
     this.request.closed = true;
     this.sink.localReplyStarted(this.localReply);
-    // The reply runs through this filter's own response callbacks (Envoy behaviour).
+    if (direct) {
+      this.response.closed = true;
+      this.sink.responseHeadersOut(headers, body.length === 0);
+      if (body.length > 0) this.sink.responseDataOut(body, true);
+      return;
+    }
     this.response = this.newFlow("response");
     this.response.onHeaders(headers, body.length === 0);
     if (body.length > 0) this.response.onData(body, true);

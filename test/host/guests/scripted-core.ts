@@ -165,6 +165,10 @@ export function proxy_on_request_headers(ctx: u32, n: u32, eos: u32): u32 {
   if (action == "stopall-watermark") return 4;
   if (action == "local") { info("local status=" + localReply(403, "denied").toString()); return 1; }
   if (action == "local-then-continue") { localReply(403, "denied"); return 0; }
+  if (action == "local-twice") {
+    info("local status=" + localReply(403, "denied").toString() + " second=" + localReply(429, "again").toString());
+    return 1;
+  }
   if (action == "exit") { wasiTerminate(1); return 0; }
   if (action == "trap") { unreachable(); }
   if (action == "close") { info("close status=" + proxy_close_stream(0).toString()); return 1; }

@@ -135,3 +135,17 @@ describe("one buffer limit per stream (Envoy FilterManager::buffer_limit_)", () 
     expect(s.response.body.length).toBe(40 * KiB + 3);
   });
 });
+
+describe("proxy_get_buffer_bytes bounds (cpp-host src/exports.cc get_buffer_bytes)", () => {
+  it("nothing to copy (start at or past the end, or length 0) is Ok with pointer 0 and size 0 written", async () => {
+    const h = await TestHost.create({ wasm: g, clusters });
+    const s = h.stream({ method: "POST", headers: { "x-body-action": "probe-bounds" } });
+    s.sendRequestHeaders(false);
+    s.sendRequestBody("abcd", true);
+    expect(h.logMessages().filter((m) => m.startsWith("probe"))).toEqual([
+      "probe start=4 len=10 status=0 ptr=0 size=0",
+      "probe start=9 len=10 status=0 ptr=0 size=0",
+      "probe start=0 len=0 status=0 ptr=0 size=0",
+    ]);
+  });
+});

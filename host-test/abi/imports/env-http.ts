@@ -126,10 +126,10 @@ export function httpImports(vm: WasmVm): ImportTable {
       const buf = readableBuffer(active(), type);
       if (!buf) return WasmResult.NotFound;
       start >>>= 0; length >>>= 0;
-      if (start > buf.length) return WasmResult.BadArgument;
-      const n = Math.min(length, buf.length - start);
-      // cpp-host returns Ok WITHOUT writing the out-params when nothing is left to copy.
-      if (n === 0) return WasmResult.Ok;
+      // cpp-host exports.cc get_buffer_bytes: a start past the end copies nothing (no error; the
+      // overflow check cannot trip on 32-bit arguments); nothing to copy is Ok with 0 / 0 written.
+      const n = start > buf.length ? 0 : Math.min(length, buf.length - start);
+      if (n === 0) return mem.writeU32(retPtrPtr, 0) && mem.writeU32(retSizePtr, 0) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
       return mem.copyOut(buf.subarray(start, start + n), retPtrPtr, retSizePtr) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
     },
     proxy_get_buffer_status(type: number, lengthPtr: number, flagsPtr: number) {

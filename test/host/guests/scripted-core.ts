@@ -9,7 +9,7 @@ import {
   info, getHeader, addHeader, getBuffer, getProperty, getIntProperty, setProperty, bytesOf, retString,
   RET_PTR, RET_LEN, clearRet, proxy_set_tick_period_milliseconds, proxy_define_metric, proxy_increment_metric,
   proxy_send_local_response, proxy_continue_stream, proxy_close_stream, proxy_set_buffer_bytes, wasiTerminate,
-  proxy_http_call, proxy_set_effective_context, proxy_get_header_map_pairs, pairsToString,
+  proxy_http_call, proxy_set_effective_context, proxy_get_buffer_bytes, proxy_get_header_map_pairs, pairsToString,
   proxy_register_shared_queue, proxy_resolve_shared_queue, proxy_enqueue_shared_queue, proxy_dequeue_shared_queue,
 } from "./abi";
 export { malloc } from "./abi";
@@ -182,6 +182,18 @@ export function proxy_on_request_body(ctx: u32, size: u32, eos: u32): u32 {
   const body = getBuffer(0, 0, size);
   info("request_body ctx=" + ctx.toString() + " size=" + size.toString() + " eos=" + eos.toString() + " body=" + body.value);
   const a = mapGet(bodyActions, ctx);
+  if (a == "probe-bounds") {
+    // Out-params preset to a sentinel: does the host write them when nothing is copied?
+    const starts: u32[] = [size, size + 5, 0];
+    const lens: u32[] = [10, 10, 0];
+    for (let i = 0; i < 3; i++) {
+      store<u32>(RET_PTR, 0xdead); store<u32>(RET_LEN, 0xdead);
+      const st = proxy_get_buffer_bytes(0, starts[i], lens[i], RET_PTR, RET_LEN);
+      info("probe start=" + starts[i].toString() + " len=" + lens[i].toString() + " status=" + st.toString() +
+        " ptr=" + load<u32>(RET_PTR).toString() + " size=" + load<u32>(RET_LEN).toString());
+    }
+    return 0;
+  }
   if (a == "buffer") return 1;
   if (a == "watermark") return 2;
   if (a == "watermark-until-end") return eos ? 0 : 2;

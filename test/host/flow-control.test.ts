@@ -210,3 +210,29 @@ describe("response path", () => {
     expect(s.response.body.toString()).toBe("z");
   });
 });
+
+describe("statuses of calls on what a stream does not have (envoy context.cc, cpp-host exports.cc)", () => {
+  it("Downstream / Upstream stream types, http-call map size, response headers not there yet", async () => {
+    const h = await TestHost.create({ wasm: g100, clusters });
+    const s = h.stream({ headers: { "x-status-probe": "1" } });
+    s.sendRequestHeaders(true);
+    // continueStream: Downstream Ok, Upstream Unimplemented; closeStream: Ok for both (no network
+    // callbacks: nothing happens); getHeaderMapSize uses getMap (no http-call maps): BadArgument;
+    // a map not there is BadArgument outside the access log; getHeaderMapPairs is always Ok (0 / 0).
+    expect(h.logMessages()).toContain("probe continue2=0 continue3=12 close2=0 close3=0 size6=2 resp_get=2 resp_pairs=0 ptr=0 len=0");
+    expect(s.resetReason).toBeNull();
+    expect(s.forwarded).not.toBeNull();
+    s.sendResponseHeaders({ ":status": "200" }, true);
+    s.complete();
+    // on_log: the size reads the stream's own pointer (getMap), gone once headers were continued.
+    expect(h.logMessages()).toContain("log size request=2");
+  });
+
+  it("on a root context continue_stream(Upstream) is Unimplemented and the http-call map size BadArgument", async () => {
+    const h = await TestHost.create({ wasm: g100, configuration: "http=lookup", clusters: { ...clusters, lookup: [{ address: "10.0.0.9:80" }] } });
+    const s = h.stream({ headers: { "x-headers-action": "http" } });
+    s.sendRequestHeaders(true);
+    h.httpCalls[0].respond({ status: 200, body: "ok" });
+    expect(h.logMessages()).toContain("root continue3=12 size6=2");
+  });
+});

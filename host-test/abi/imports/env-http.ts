@@ -12,23 +12,30 @@ import type { ImportTable } from "./types.js";
 
 type Ctx = RootContext | HttpStream;
 
-/** A map Envoy no longer holds (getConstMap returns null: BadArgument outside the access log). */
+/** A map Envoy does not hold now (getConstMap returns null: BadArgument outside the access log). */
 const RELEASED = "released" as const;
 
 /**
  * The map a read sees. Envoy drops its request-header pointer when on_request_headers returns
  * Continue and on any proxy_continue_stream, its response-header pointer when on_response_headers
  * returns Continue (envoy source/extensions/common/wasm/context.cc decodeHeaders, continueStream,
- * encodeHeaders); in on_log it serves the access log's maps (getConstMap).
+ * encodeHeaders); in on_log it serves the access log's maps (getConstMap). A map that is not there
+ * (released, or not yet received) is RELEASED outside on_log (getHeaderMapValue: BadArgument),
+ * null in on_log (NotFound).
  */
 function readableMap(ctx: Ctx, type: number): HeaderMap | null | typeof RELEASED {
+  const inLog = ctx.kind === "http" && ctx.inLog;
+  return constMap(ctx, type) ?? (inLog ? null : RELEASED);
+}
+
+function constMap(ctx: Ctx, type: number): HeaderMap | null {
   if (ctx.kind === "root") {
     if (type === HeaderMapType.HttpCallResponseHeaders) return ctx.httpCallResponse?.headers ?? null;
     if (type === HeaderMapType.HttpCallResponseTrailers) return ctx.httpCallResponse?.trailers ?? null;
     return null;
   }
-  if (type === HeaderMapType.RequestHeaders) return ctx.inLog || ctx.requestHeadersWritable() ? ctx.request.headers : RELEASED;
-  if (type === HeaderMapType.ResponseHeaders) return ctx.inLog || ctx.responseHeadersWritable() ? ctx.response.headers : RELEASED;
+  if (type === HeaderMapType.RequestHeaders) return ctx.inLog || ctx.requestHeadersWritable() ? ctx.request.headers : null;
+  if (type === HeaderMapType.ResponseHeaders) return ctx.inLog || ctx.responseHeadersWritable() ? ctx.response.headers : null;
   return null;
 }
 
@@ -85,16 +92,17 @@ export function httpImports(vm: WasmVm): ImportTable {
     },
     proxy_get_header_map_pairs(type: number, retPtrPtr: number, retSizePtr: number) {
       if (type > MAX_MAP_TYPE) return WasmResult.BadArgument;
+      // Envoy getHeaderMapPairs: Ok whatever the map; one that is not there has no pairs.
       const map = readableMap(active(), type);
-      if (map === RELEASED) return WasmResult.BadArgument;
-      if (!map) return WasmResult.NotFound;
-      return mem.copyOut(encodePairs(map.pairs()), retPtrPtr, retSizePtr) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
+      const pairs = map && map !== RELEASED ? map.pairs() : [];
+      return mem.copyOut(encodePairs(pairs), retPtrPtr, retSizePtr) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
     },
     proxy_get_header_map_size(type: number, retPtr: number) {
       if (type > MAX_MAP_TYPE) return WasmResult.BadArgument;
-      const map = readableMap(active(), type);
-      if (map === RELEASED) return WasmResult.BadArgument;
-      if (!map) return WasmResult.NotFound;
+      // Envoy getHeaderMapSize reads the stream's own pointer (getMap, as the writes): no access
+      // log maps, no http-call maps.
+      const map = writableMap(active(), type);
+      if (!map) return WasmResult.BadArgument;
       return mem.writeU32(retPtr, map.byteSize) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
     },
     proxy_add_header_map_value(type: number, kp: number, ks: number, vp: number, vs: number) {
@@ -154,16 +162,22 @@ export function httpImports(vm: WasmVm): ImportTable {
       else return WasmResult.BadArgument;
       return WasmResult.Ok;
     },
+    // Envoy Context::continueStream / closeStream: Downstream and Upstream act on network filter
+    // callbacks an HTTP stream or root does not have (continue Upstream is Unimplemented, the
+    // others Ok, nothing happens); a root has no stream callbacks either; past Upstream is
+    // BadArgument (cpp-host exports.cc).
     proxy_continue_stream(type: number) {
+      type >>>= 0;
+      if (type > StreamType.Upstream) return WasmResult.BadArgument;
+      if (type === StreamType.Upstream) return WasmResult.Unimplemented;
       const s = streamOf();
-      // On a root context Envoy has no stream callbacks: Ok, nothing happens.
-      if (!s) return type <= StreamType.Upstream ? WasmResult.Ok : WasmResult.BadArgument;
-      return s.continueStream(type);
+      return s && type !== StreamType.Downstream ? s.continueStream(type) : WasmResult.Ok;
     },
     proxy_close_stream(type: number) {
+      type >>>= 0;
+      if (type > StreamType.Upstream) return WasmResult.BadArgument;
       const s = streamOf();
-      if (!s) return type <= StreamType.Upstream ? WasmResult.Ok : WasmResult.BadArgument;
-      return s.closeStream(type);
+      return s && type <= StreamType.Response ? s.closeStream(type) : WasmResult.Ok;
     },
     proxy_continue_request() { return streamOf()?.continueStream(StreamType.Request) ?? WasmResult.Ok; },
     proxy_continue_response() { return streamOf()?.continueStream(StreamType.Response) ?? WasmResult.Ok; },

@@ -5,6 +5,7 @@
 @external("env", "proxy_log") export declare function proxy_log(level: u32, ptr: usize, len: usize): u32;
 @external("env", "proxy_get_header_map_value") export declare function proxy_get_header_map_value(t: u32, kp: usize, kl: usize, rp: usize, rl: usize): u32;
 @external("env", "proxy_get_header_map_pairs") export declare function proxy_get_header_map_pairs(t: u32, rp: usize, rl: usize): u32;
+@external("env", "proxy_get_header_map_size") export declare function proxy_get_header_map_size(t: u32, rp: usize): u32;
 @external("env", "proxy_add_header_map_value") export declare function proxy_add_header_map_value(t: u32, kp: usize, kl: usize, vp: usize, vl: usize): u32;
 @external("env", "proxy_replace_header_map_value") export declare function proxy_replace_header_map_value(t: u32, kp: usize, kl: usize, vp: usize, vl: usize): u32;
 @external("env", "proxy_get_buffer_bytes") export declare function proxy_get_buffer_bytes(t: u32, start: u32, len: u32, rp: usize, rl: usize): u32;

@@ -9,7 +9,7 @@ import {
   info, getHeader, addHeader, getBuffer, getProperty, getIntProperty, setProperty, bytesOf, retString,
   RET_PTR, RET_LEN, clearRet, proxy_set_tick_period_milliseconds, proxy_define_metric, proxy_increment_metric,
   proxy_send_local_response, proxy_continue_stream, proxy_close_stream, proxy_set_buffer_bytes, wasiTerminate,
-  proxy_http_call, proxy_set_effective_context, proxy_get_buffer_bytes, proxy_get_header_map_pairs, pairsToString,
+  proxy_http_call, proxy_set_effective_context, proxy_get_buffer_bytes, proxy_get_header_map_size, proxy_get_header_map_pairs, pairsToString,
   proxy_register_shared_queue, proxy_resolve_shared_queue, proxy_enqueue_shared_queue, proxy_dequeue_shared_queue,
 } from "./abi";
 export { malloc } from "./abi";
@@ -129,6 +129,19 @@ function startHttpCall(ctx: u32): u32 {
   return st;
 }
 
+/** Statuses of calls on what a stream does not have: the Downstream / Upstream stream types, the
+ *  http-call maps' size, response headers that have not arrived. */
+function statusProbe(): void {
+  const c2 = proxy_continue_stream(2), c3 = proxy_continue_stream(3), x2 = proxy_close_stream(2), x3 = proxy_close_stream(3);
+  const size6 = proxy_get_header_map_size(6, RET_PTR);
+  const resp = getHeader(2, ":status").status;
+  store<u32>(RET_PTR, 0xdead); store<u32>(RET_LEN, 0xdead);
+  const pairs = proxy_get_header_map_pairs(2, RET_PTR, RET_LEN);
+  info("probe continue2=" + c2.toString() + " continue3=" + c3.toString() + " close2=" + x2.toString() + " close3=" + x3.toString() +
+    " size6=" + size6.toString() + " resp_get=" + resp.toString() + " resp_pairs=" + pairs.toString() + " ptr=" + load<u32>(RET_PTR).toString() +
+    " len=" + load<u32>(RET_LEN).toString());
+}
+
 export function proxy_on_request_headers(ctx: u32, n: u32, eos: u32): u32 {
   info("request_headers ctx=" + ctx.toString() + " n=" + n.toString() + " eos=" + eos.toString());
   proxy_increment_metric(requestsMetric, 1);
@@ -159,6 +172,7 @@ export function proxy_on_request_headers(ctx: u32, n: u32, eos: u32): u32 {
     proxy_get_header_map_pairs(0, RET_PTR, RET_LEN);
     info("headers " + pairsToString(load<u32>(RET_PTR), load<u32>(RET_LEN)));
   }
+  if (getHeader(0, "x-status-probe").status == 0) statusProbe();
   const action = getHeader(0, "x-headers-action").value;
   if (action == "stop") return 1;
   if (action == "stopall-buffer") return 3;
@@ -249,6 +263,7 @@ export function proxy_on_http_call_response(root: u32, token: u32, nh: u32, bs: 
   const st = getHeader(6, ":status");
   const body = getBuffer(4, 0, bs);
   info("http_response token=" + token.toString() + " headers=" + nh.toString() + " status=" + st.value + " body=" + body.value);
+  info("root continue3=" + proxy_continue_stream(3).toString() + " size6=" + proxy_get_header_map_size(6, RET_PTR).toString());
   if (!httpTokens.has(token)) return;
   const ctx = httpTokens.get(token);
   httpTokens.delete(token);
@@ -263,6 +278,7 @@ export function proxy_on_done(ctx: u32): u32 {
 }
 
 export function proxy_on_log(ctx: u32): void {
+  info("log size request=" + proxy_get_header_map_size(0, RET_PTR).toString());
   info("log request header read status=" + getHeader(0, ":path").status.toString() + " response=" + getHeader(2, ":status").status.toString());
   info("log ctx=" + ctx.toString() + " code=" + getIntProperty("response.code") + " flags=" + getIntProperty("response.flags") +
     " details=" + getProperty("response.code_details").value + " upstream=" + getProperty("upstream.address").value);

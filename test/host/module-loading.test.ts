@@ -73,6 +73,15 @@ describe("plugin start", () => {
 });
 
 describe("import table", () => {
+  it("ABI 0.1.0's calls are not provided to a 0_2_x module, nor get_log_level to a 0_2_0 one (cpp-host src/wasm.cc registerCallbacks)", async () => {
+    const env100 = buildImports((await TestHost.create({ wasm: higress })).vms[0]).env;
+    for (const name of ["proxy_continue_request", "proxy_continue_response", "proxy_clear_route_cache", "proxy_get_configuration"]) {
+      expect(env100[name], name).toBeUndefined();
+    }
+    expect(typeof env100.proxy_get_log_level).toBe("function");
+    expect(buildImports((await TestHost.create({ wasm: scripted020 })).vms[0]).env.proxy_get_log_level).toBeUndefined();
+  });
+
   it("provides every host function of the shared ABI table (module guests are checked against)", async () => {
     const h = await TestHost.create({ wasm: higress });
     const provided = buildImports(h.vms[0]);

@@ -64,10 +64,5 @@ export function coreImports(vm: WasmVm): ImportTable {
       if (!mem.writeU32(codePtr, 0)) return WasmResult.InvalidMemoryAccess;
       return mem.copyOut(Buffer.alloc(0), retPtrPtr, retSizePtr) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
     },
-    proxy_get_configuration(retPtrPtr: number, retSizePtr: number) {
-      // ABI 0.1.0 leftover still exported by cpp-host: the plugin configuration.
-      const cfg = Buffer.from(vm.host.options.configuration, "utf8");
-      return mem.copyOut(cfg, retPtrPtr, retSizePtr) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
-    },
   };
 }

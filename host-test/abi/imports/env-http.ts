@@ -179,8 +179,6 @@ export function httpImports(vm: WasmVm): ImportTable {
       const s = streamOf();
       return s && type <= StreamType.Response ? s.closeStream(type) : WasmResult.Ok;
     },
-    proxy_continue_request() { return streamOf()?.continueStream(StreamType.Request) ?? WasmResult.Ok; },
-    proxy_continue_response() { return streamOf()?.continueStream(StreamType.Response) ?? WasmResult.Ok; },
     proxy_send_local_response(code: number, detailsPtr: number, detailsSize: number, bodyPtr: number, bodySize: number,
       headersPtr: number, headersSize: number) {
       const details = mem.readString(detailsPtr, detailsSize);
@@ -190,10 +188,6 @@ export function httpImports(vm: WasmVm): ImportTable {
       const s = streamOf();
       if (!s) return WasmResult.BadArgument; // no stream to answer on a root context
       return s.sendLocalResponse(code >>> 0, details, body, decodePairs(headers));
-    },
-    proxy_clear_route_cache() {
-      streamOf()?.recomputeRoute();
-      return WasmResult.Ok;
     },
   };
 }

@@ -19,6 +19,11 @@ function registeredHigressImports(vm: WasmVm): ImportTable {
   return Object.fromEntries(Object.entries(all).filter(([name]) => HIGRESS_7850D17.has(name)));
 }
 
+/** cpp-host src/wasm.cc registerCallbacks registers these for 0_2_1 / 0_2_100 only (and ABI
+ *  0.1.0's continue_request, continue_response, clear_route_cache, get_configuration for 0_1_0
+ *  only, so not here at all). */
+const ONLY_0_2_1 = ["proxy_get_log_level"];
+
 export function buildImports(vm: WasmVm): Record<string, ImportTable> {
   const env: ImportTable = {
     ...coreImports(vm),
@@ -27,6 +32,7 @@ export function buildImports(vm: WasmVm): Record<string, ImportTable> {
     ...sharedImports(vm),
     ...(hasHigressImports(vm.abi) ? registeredHigressImports(vm) : {}),
   };
+  if (!hasHigressImports(vm.abi)) for (const name of ONLY_0_2_1) delete env[name];
   const wasi = wasiImports(vm);
   return { env, wasi_snapshot_preview1: wasi, wasi_unstable: wasi };
 }

@@ -113,7 +113,7 @@ export class HttpStream {
       callHeaders: (n, eos) => this.callFilter(isReq ? "proxy_on_request_headers" : "proxy_on_response_headers", [n, eos ? 1 : 0], true),
       callData: (size, eos) => this.callFilter(isReq ? "proxy_on_request_body" : "proxy_on_response_body", [size, eos ? 1 : 0], false),
       headersOut: (h, eos) => (isReq ? this.sink.requestHeadersOut(h, eos) : this.onResponseHeadersOut(h, eos)),
-      dataOut: (c, eos) => (isReq ? this.sink.requestDataOut(c, eos) : this.sink.responseDataOut(c, eos)),
+      dataOut: (c, eos) => (isReq ? this.sink.requestDataOut(c, eos) : this.onResponseDataOut(c, eos)),
       // Envoy: over the buffer limit -> 413 on the request path, 500 on the response path.
       overLimit: () => (isReq
         ? this.hostReply(413, "request_payload_too_large", "Payload Too Large")
@@ -128,6 +128,23 @@ export class HttpStream {
     const status = Number(h.get(":status"));
     if (Number.isFinite(status)) this.responseCode = status;
     this.sink.responseHeadersOut(h, eos);
+    if (eos) this.responseEnded();
+  }
+
+  private onResponseDataOut(chunk: Buffer, eos: boolean): void {
+    this.sink.responseDataOut(chunk, eos);
+    if (eos) this.responseEnded();
+  }
+
+  /**
+   * The response's end of stream reached the codec: Envoy ends the stream now, whether or not the
+   * request was complete (a reset then), so the access log and on_done / on_delete run at once
+   * (conn_manager_impl.cc ActiveStream::endStream -> doEndStream -> doDeferredStreamDestroy;
+   * with expand_agnostic_stream_lifetime, on by default, once the codec finished encoding it:
+   * at once on HTTP/1, when the frames left on HTTP/2). No callback for this stream comes later.
+   */
+  private responseEnded(): void {
+    this.finish(this.localReply ? "local_reply" : "complete");
   }
 
   /**
@@ -253,8 +270,8 @@ export class HttpStream {
     this.sink.localReplyStarted(this.localReply);
     if (direct) {
       this.response.closed = true;
-      this.sink.responseHeadersOut(headers, body.length === 0);
-      if (body.length > 0) this.sink.responseDataOut(body, true);
+      this.onResponseHeadersOut(headers, body.length === 0);
+      if (body.length > 0) this.onResponseDataOut(body, true);
       return;
     }
     this.response = this.newFlow("response");
@@ -278,7 +295,7 @@ export class HttpStream {
     this.request.closed = true;
     this.response.closed = true;
     this.sink.localReplyStarted(this.localReply);
-    this.sink.responseHeadersOut(headers, true);
+    this.onResponseHeadersOut(headers, true);
   }
 
   /** proxy_set_upstream_override_host: only effective before the router picks a host. */

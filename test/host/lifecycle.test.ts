@@ -14,6 +14,28 @@ const endLogs = (h: TestHost, ctx: number) =>
   h.logMessages().filter((m) => /^(done|log|delete) ctx=/.test(m) && m.includes(`ctx=${ctx}`)).map((m) => m.split(" ")[0]);
 
 describe("stream endings", () => {
+  it("the stream ends when the response's end of stream goes downstream, not later (Envoy doEndStream)", async () => {
+    const h = await TestHost.create({ wasm: g100, clusters });
+    const s = h.stream();
+    s.sendRequestHeaders(true);
+    s.sendResponseHeaders({ ":status": "200" }, false);
+    expect(s.ended).toBeNull();
+    s.sendResponseBody("ok", true);
+    expect(s.ended).toBe("complete");
+    expect(endLogs(h, s.contextId)).toEqual(["log", "done", "delete"]);
+  });
+
+  it("a local reply to a request still sending its body ends the stream at once (reset): no body callback follows", async () => {
+    const h = await TestHost.create({ wasm: g100, clusters });
+    const s = h.stream({ method: "POST", headers: { "x-headers-action": "local" } });
+    s.sendRequestHeaders(false);
+    expect(s.response.status).toBe(403);
+    expect(s.ended).toBe("local_reply");
+    expect(endLogs(h, s.contextId)).toEqual(["log", "done", "delete"]);
+    s.sendRequestBody("late", true);
+    expect(h.logMessages().some((m) => m.startsWith("request_body"))).toBe(false);
+  });
+
   it("normal completion: log, done, delete once, in that order", async () => {
     const h = await TestHost.create({ wasm: g100, clusters });
     const s = h.stream();

@@ -339,6 +339,7 @@ export class LbStream extends Context {
     const r = this.req;
     if (r === null) return;
     this.noteServedHost();
+    if (r.servedHost.length > 0) r.failedOnServed = this.failed(r.servedHost);
     const lease = r.lease;
     if (lease !== null && !lease.released) this.plugin.services.accounting.release(lease, this.failed(lease.host));
     this.plugin.services.accounting.cancelAcquire(r);

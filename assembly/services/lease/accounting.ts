@@ -387,7 +387,10 @@ export class Accounting {
     if (status != "OK") return; // NO_CANDIDATE, NEED_CANDIDATES, LATE: nothing written
     const lease = new Lease(m.id, m.pool, m.to, m.s.cost);
     m.pool.active.set(lease.id, lease);
-    if (!m.s.port.alive()) { this.release(lease, false); return; }
+    // The stream ended while the charge was in flight (Envoy ends it as soon as the response's
+    // last byte is encoded, often in the same read as the headers that revealed the serving host):
+    // its failure there is this lease's.
+    if (!m.s.port.alive()) { this.release(lease, m.s.failedOnServed); return; }
     m.s.lease = lease;
     this.observeLeased(m.s, lease);
   }

@@ -71,6 +71,9 @@ export class LbRequest {
   servedHost: string = "";
   /** Read servedHost once the response started or the stream ended (see servedElsewhere). */
   servedKnown: bool = false;
+  /** Set when the stream ended: it failed (5xx) on servedHost. A lease moved there whose charge
+   *  is answered after the end is released with this (Accounting.onMoved). */
+  failedOnServed: bool = false;
   private cands: CandidateSet | null = null;
 
   constructor(cfg: LbConfig, public port: StreamPort, private source: CandidateSource) {

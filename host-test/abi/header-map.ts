@@ -47,13 +47,22 @@ export class HeaderMap {
 
   has(key: string): boolean { return this.get(key) !== undefined; }
 
-  add(key: string, value: string): void { this.entries.push([key.toLowerCase(), value]); }
-
-  /** Envoy HeaderMap::setCopy: replace the first occurrence, or add when absent. */
-  replace(key: string, value: string): void {
+  /** A new entry goes last, a pseudo-header after the other pseudo-headers (Envoy
+   *  HeaderMapImpl::HeaderList::insert keeps pseudo-headers first). Not emulated: Envoy appends
+   *  the value of an existing O(1) inline header (content-type, user-agent, ...) to that entry
+   *  with a comma instead of adding one (insertByKey). */
+  add(key: string, value: string): void {
     const lk = key.toLowerCase();
-    const e = this.entries.find(([k]) => k === lk);
-    if (e) e[1] = value; else this.entries.push([lk, value]);
+    if (!lk.startsWith(":")) { this.entries.push([lk, value]); return; }
+    const firstRegular = this.entries.findIndex(([k]) => !k.startsWith(":"));
+    this.entries.splice(firstRegular < 0 ? this.entries.length : firstRegular, 0, [lk, value]);
+  }
+
+  /** Envoy HeaderMapImpl::setCopy (envoy-1.27 header_map_impl.cc): every value of the key is
+   *  removed, then the new one added (last, or among the pseudo-headers). */
+  replace(key: string, value: string): void {
+    this.remove(key);
+    this.add(key, value);
   }
 
   /** Removes every occurrence; removing an absent key is not an error (Envoy remove()). */

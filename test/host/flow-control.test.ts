@@ -211,6 +211,27 @@ describe("response path", () => {
   });
 });
 
+describe("header map writes (Envoy HeaderMapImpl, higress-group/envoy envoy-1.27 header_map_impl.cc)", () => {
+  it("replace drops every value of the key and adds the new one last (setCopy: remove, then addCopy)", async () => {
+    const h = await TestHost.create({ wasm: g100, clusters });
+    const s = h.stream({ headers: [["x-dup", "a"], ["x-mid", "m"], ["x-dup", "b"], ["x-replace-header", "x-dup=c"]] });
+    s.sendRequestHeaders(true);
+    expect(h.logMessages()).toContain("replace header status=0");
+    const list = s.forwarded!.headerList;
+    expect(list.filter(([k]) => k === "x-dup")).toEqual([["x-dup", "c"]]);
+    expect(list[list.length - 1]).toEqual(["x-dup", "c"]);
+  });
+
+  it("a pseudo-header written by the filter stays among the pseudo-headers, before the others (HeaderList::insert)", async () => {
+    const h = await TestHost.create({ wasm: g100, clusters });
+    const s = h.stream({ headers: { "x-replace-header": ":path=/v2" } });
+    s.sendRequestHeaders(true);
+    const keys = s.forwarded!.headerList.map(([k]) => k);
+    expect(keys.slice(0, 4).sort()).toEqual([":authority", ":method", ":path", ":scheme"]);
+    expect(s.forwarded!.headers[":path"]).toBe("/v2");
+  });
+});
+
 describe("statuses of calls on what a stream does not have (envoy context.cc, cpp-host exports.cc)", () => {
   it("Downstream / Upstream stream types, http-call map size, response headers not there yet", async () => {
     const h = await TestHost.create({ wasm: g100, clusters });

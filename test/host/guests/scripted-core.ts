@@ -9,7 +9,7 @@ import {
   info, getHeader, addHeader, getBuffer, getProperty, getIntProperty, setProperty, bytesOf, retString,
   RET_PTR, RET_LEN, clearRet, proxy_set_tick_period_milliseconds, proxy_define_metric, proxy_increment_metric,
   proxy_send_local_response, proxy_continue_stream, proxy_close_stream, proxy_set_buffer_bytes, wasiTerminate,
-  proxy_http_call, proxy_set_effective_context, proxy_get_buffer_bytes, proxy_get_header_map_size, proxy_get_header_map_pairs, pairsToString,
+  proxy_http_call, proxy_set_effective_context, proxy_get_buffer_bytes, proxy_get_header_map_size, proxy_replace_header_map_value, proxy_get_header_map_pairs, pairsToString,
   proxy_register_shared_queue, proxy_resolve_shared_queue, proxy_enqueue_shared_queue, proxy_dequeue_shared_queue,
 } from "./abi";
 export { malloc } from "./abi";
@@ -157,6 +157,12 @@ export function proxy_on_request_headers(ctx: u32, n: u32, eos: u32): u32 {
     const v = unescapeCtl(sh.value);
     const eq = v.indexOf("=");
     info("add header status=" + addHeader(0, v.substring(0, eq), v.substring(eq + 1)).toString());
+  }
+  const rh = getHeader(0, "x-replace-header");
+  if (rh.status == 0) {
+    const eq = rh.value.indexOf("=");
+    const k = bytesOf(rh.value.substring(0, eq)), v = bytesOf(rh.value.substring(eq + 1));
+    info("replace header status=" + proxy_replace_header_map_value(0, changetype<usize>(k), k.byteLength, changetype<usize>(v), v.byteLength).toString());
   }
   respSets.set(ctx, unescapeCtl(getHeader(0, "x-set-resp-header").value));
   const props = getHeader(0, "x-log-props");

@@ -232,7 +232,9 @@ export class HttpStream {
     this.vm.stopNextIteration = true;
     if (this.localReplyRequested) return WasmResult.Ok;
     this.localReplyRequested = true;
-    this.vm.deferAfterCall(() => this.localResponse(status, details, body, headers, false));
+    // Envoy passes the details through StringUtil::replaceAllEmptySpace (context.cc).
+    const cleanDetails = details.replace(/[ \t\f\v\n\r]/g, "_");
+    this.vm.deferAfterCall(() => this.localResponse(status, cleanDetails, body, headers, false));
     return WasmResult.Ok;
   }
 

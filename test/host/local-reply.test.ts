@@ -36,4 +36,11 @@ describe("local replies", () => {
     expect(s.response.status).toBe(403);
     expect(s.response.body.toString()).toBe("denied");
   });
+
+  it("the details' blanks become underscores (Envoy StringUtil::replaceAllEmptySpace)", async () => {
+    const h = await TestHost.create({ wasm: g, clusters });
+    const s = h.stream({ headers: { "x-headers-action": "local-details", "x-details": "too many\trequests now" } });
+    s.sendRequestHeaders(true);
+    expect(s.localResponse?.details).toBe("too_many_requests_now");
+  });
 });

@@ -91,8 +91,8 @@ export function proxy_on_tick(root: u32): void {
   if (cfg("tick_stop_after") == ticks.toString()) proxy_set_tick_period_milliseconds(0);
 }
 
-function localReply(code: u32, body: string): u32 {
-  const details = bytesOf("test_" + code.toString());
+function localReply(code: u32, body: string, detailText: string = ""): u32 {
+  const details = bytesOf(detailText.length > 0 ? detailText : "test_" + code.toString());
   const b = bytesOf(body);
   // One header pair: x-local: yes
   const hdr = new ArrayBuffer(4 + 8 + 8 + 4);
@@ -185,6 +185,7 @@ export function proxy_on_request_headers(ctx: u32, n: u32, eos: u32): u32 {
   if (action == "stopall-watermark") return 4;
   if (action == "local") { info("local status=" + localReply(403, "denied").toString()); return 1; }
   if (action == "local-then-continue") { localReply(403, "denied"); return 0; }
+  if (action == "local-details") { localReply(429, "busy", getHeader(0, "x-details").value); return 1; }
   if (action == "local-twice") {
     info("local status=" + localReply(403, "denied").toString() + " second=" + localReply(429, "again").toString());
     return 1;

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import http from "node:http";
 import { Redis } from "ioredis";
-import { startLocalStack, redisLbConfig, type LocalStack } from "../../host-test/local-stack.js";
+import { startLocalStack, redisLbConfig, SLOW_MACHINE_PICK_DEADLINE_MS, type LocalStack } from "../../host-test/local-stack.js";
 import type { EnvoyProfile } from "../../host-test/abi/envoy-profile.js";
 import { LIBRARY_TEXT, scriptOf } from "../helpers/script-calls.js";
 
@@ -36,7 +36,7 @@ for (const endOrder of ["log-first", "deferred-log"] as Array<EnvoyProfile["endO
       stack = await startLocalStack({
         pods: 3, workers: 2, healthCheckMs: 200,
         fleet: { profile: "tiny", timeScale: 1, profileOverrides: { stepBaseMs: 5 } },
-        plugin: (port) => ({ lb_policy: "global_least_request", lb_config: { ...redisLbConfig(port), failurePenalty: 0 } }),
+        plugin: (port) => ({ lb_policy: "global_least_request", lb_config: { ...redisLbConfig(port), pickDeadlineMs: SLOW_MACHINE_PICK_DEADLINE_MS, failurePenalty: 0 } }),
         gatewayOptions: { profile: { endOrder } },
       });
       redis = new Redis(stack.redis.port, stack.redis.host);
@@ -61,10 +61,10 @@ for (const endOrder of ["log-first", "deferred-log"] as Array<EnvoyProfile["endO
       expect(results.filter((s) => s === 200)).toHaveLength(6);
       expect(results.filter((s) => s === 503)).toHaveLength(3);
       // The releases reach Redis after the answers (aborted streams' on the gateway's next turns):
-      // wait, up to 5 s, until as many releases as acquires were seen and the load is back to 0.
+      // wait, up to 15 s (a loaded machine), until as many releases as acquires were seen and the load is back to 0.
       const count = (name: string) => calls.filter((a) => scriptOf(a) === name).length;
       const loadSum = async () => (await redis.zrange(`${NS}:load`, 0, -1, "WITHSCORES")).filter((_, i) => i % 2 === 1).map(Number).reduce((a, b) => a + b, 0);
-      const settleBy = Date.now() + 5000;
+      const settleBy = Date.now() + 15_000;
       while (Date.now() < settleBy && (count("release") < count("acquire") || (await loadSum()) !== 0)) await new Promise((r) => setTimeout(r, 20));
       await new Promise((r) => setTimeout(r, 100)); // a second release of one lease would show by now
       // The library was loaded before (beforeAll), so each script call is one FCALL.

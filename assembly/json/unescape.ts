@@ -104,6 +104,24 @@ const ONES: u64 = 0x0101010101010101;
 const HIGHS: u64 = 0x8080808080808080;
 const BACKSLASHES: u64 = 0x5C5C5C5C5C5C5C5C;
 
+// The bytes from p+i, 8 at a time, before the first backslash (and, with stopAtHigh, the first
+// byte >= 0x80), up to the last whole 8-byte word before len: the caller goes on byte by byte.
+// With o != 0 each word read is also stored at o + its offset (unescapeInto's copy as it scans).
+// @ts-ignore: decorator
+@inline function plainRun(p: usize, i: i32, len: i32, o: usize, stopAtHigh: bool): i32 {
+  let k = 0;
+  while (i + k + 8 <= len) {
+    const v = load<u64>(p + <usize>(i + k));
+    const x = v ^ BACKSLASHES;
+    let hit = (x - ONES) & ~x & HIGHS;
+    if (stopAtHigh) hit |= v & HIGHS;
+    if (o != 0) store<u64>(o + <usize>k, v);
+    if (hit != 0) return k + <i32>(ctz<u64>(hit) >> 3);
+    k += 8;
+  }
+  return k;
+}
+
 /** Decodes `len` bytes of escaped string body at `p` into `o` (room for `len` bytes); returns the
  *  decoded length. */
 export function unescapeInto(p: usize, len: i32, o0: usize): i32 {
@@ -112,20 +130,9 @@ export function unescapeInto(p: usize, len: i32, o0: usize): i32 {
   while (i < len) {
     // Copy 8 bytes at a time up to the next backslash (the 8-byte store stays inside `o`'s room:
     // the output is never ahead of the input).
-    while (i + 8 <= len) {
-      const v = load<u64>(p + <usize>i);
-      const x = v ^ BACKSLASHES;
-      const hit = (x - ONES) & ~x & HIGHS;
-      store<u64>(o, v);
-      if (hit != 0) {
-        const k = <i32>(ctz<u64>(hit) >> 3);
-        o += <usize>k;
-        i += k;
-        break;
-      }
-      o += 8;
-      i += 8;
-    }
+    const k = plainRun(p, i, len, o, false);
+    o += <usize>k;
+    i += k;
     if (i >= len) break;
     const c = <u32>load<u8>(p + <usize>i);
     if (c != 0x5C || i + 1 >= len) {
@@ -240,19 +247,9 @@ export function asciiUnescapedLength(p: usize, len: i32): i32 {
   let n = 0;
   let i = 0;
   while (i < len) {
-    while (i + 8 <= len) {
-      const v = load<u64>(p + <usize>i);
-      const x = v ^ BACKSLASHES;
-      const hit = ((x - ONES) & ~x & HIGHS) | (v & HIGHS);
-      if (hit != 0) {
-        const k = <i32>(ctz<u64>(hit) >> 3);
-        n += k;
-        i += k;
-        break;
-      }
-      n += 8;
-      i += 8;
-    }
+    const k = plainRun(p, i, len, 0, true);
+    n += k;
+    i += k;
     if (i >= len) break;
     const c = <u32>load<u8>(p + <usize>i);
     if (c >= 0x80) return -1;

@@ -44,10 +44,11 @@ async function totalLoad(): Promise<number> {
   return sum;
 }
 
-async function eventually(check: () => Promise<boolean>, ms = 5000): Promise<void> {
+/** Polls `check` for up to `ms` (15 s: a loaded two-core machine); the error names `detail()`. */
+async function eventually(check: () => Promise<boolean>, detail: () => Promise<string> = async () => "", ms = 15_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("condition not reached in time");
+    if (Date.now() > deadline) throw new Error(`condition not reached in ${ms} ms ${await detail()}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -119,8 +120,9 @@ describe("through the gateway with the openai client", () => {
     }
     expect(chunks).toBe(3);
     expect(sawLoad).toBe(1);
-    await eventually(async () => (gw().stats.endings.get("client_abort") ?? 0) === ended + 1);
-    await eventually(async () => (await totalLoad()) === 0);
+    const state = async () => `(endings ${JSON.stringify([...gw().stats.endings])}, load ${await totalLoad()})`;
+    await eventually(async () => (gw().stats.endings.get("client_abort") ?? 0) === ended + 1, state);
+    await eventually(async () => (await totalLoad()) === 0, state);
     await new Promise((r) => setTimeout(r, 200));
     expect(gw().stats.endings.get("client_abort")).toBe(ended + 1);
     expect(await totalLoad()).toBe(0); // never negative: released once
@@ -143,6 +145,6 @@ describe("through the gateway with the openai client", () => {
         .create({ model: "sim-tiny", messages: [{ role: "user", content: "back" }], max_tokens: 2 })
         .withResponse();
       return (response.headers.get("x-llmlb-debug") ?? "").includes("reason=least_request");
-    }, 15000);
+    });
   });
 });

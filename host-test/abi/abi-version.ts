@@ -1,8 +1,8 @@
 // ABI version detection and the host-side conversion of filter statuses.
 // Sources: higress-abi.md "ABI version export"; proxy-wasm-cpp-host src/context.cc
-// convertVmCallResultToFilter{Headers,Data}Status. Failure behaviour: detectAbiVersion returns an
+// convertVmCallResultToFilter{Headers,Data,Trailers}Status. Failure behaviour: detectAbiVersion returns an
 // error message (the module is refused, as Envoy refuses it) instead of throwing.
-import { ABI_MARKERS, DataAction, HeadersAction, type AbiVersion } from "./constants.js";
+import { ABI_MARKERS, DataAction, HeadersAction, TrailersAction, type AbiVersion } from "./constants.js";
 
 export function detectAbiVersion(module: WebAssembly.Module): { version: AbiVersion } | { error: string } {
   const markers = WebAssembly.Module.exports(module)
@@ -40,5 +40,11 @@ export function convertHeadersStatus(raw: number, abi: AbiVersion, stopNextItera
 /** Data status: a local reply or an out-of-range value becomes StopIterationNoBuffer (cpp-host). */
 export function convertDataStatus(raw: number, stopNextIteration: boolean): number {
   if (stopNextIteration || raw > DataAction.StopIterationNoBuffer || raw < 0) return DataAction.StopIterationNoBuffer;
+  return raw;
+}
+
+/** Trailers status: a local reply or an out-of-range value becomes StopIteration (cpp-host). */
+export function convertTrailersStatus(raw: number, stopNextIteration: boolean): number {
+  if (stopNextIteration || raw > TrailersAction.StopIteration || raw < 0) return TrailersAction.StopIteration;
   return raw;
 }

@@ -61,6 +61,12 @@ export const DataAction = {
   StopIterationNoBuffer: 3,
 } as const;
 
+/** Envoy's FilterTrailersStatus numbering (cpp-host FilterTrailersStatus). */
+export const TrailersAction = {
+  Continue: 0,
+  StopIteration: 1,
+} as const;
+
 export const StreamType = { Request: 0, Response: 1, Downstream: 2, Upstream: 3 } as const;
 
 export const LogLevel = { trace: 0, debug: 1, info: 2, warn: 3, error: 4, critical: 5 } as const;

@@ -10,6 +10,12 @@
 //   body (body_size = buffered size). StopIterationAndWatermark: kept, next callback sees only its
 //   own chunk. StopIterationNoBuffer: the chunk is dropped. Continue: buffered + current pass on.
 // - continue (proxy_continue_stream) on a direction that is not paused does nothing and is Ok.
+// - Request trailers (HTTP/2; filter_manager.cc decodeTrailers, commonHandleAfterTrailersCallback,
+//   commonContinue): the body's last chunk came with end_stream false; the filter gets its trailers
+//   callback even while it holds headers or data (only StopAll* holds them unseen, until continue:
+//   then its data callback on the held body, end_stream false, and its trailers callback). Continue
+//   resumes a stopped filter: headers, held body (end_stream false), then trailers pass on.
+//   StopIteration holds them until continue.
 // - StopAllIterationAndBuffer / StopIterationAndBuffer over the buffer limit: request -> local
 //   413, response -> 500 (Envoy "buffer limit" behaviour); Watermark variants never hit it.
 // - Back pressure: data held with a Watermark status (StopIterationAndWatermark, or
@@ -23,7 +29,7 @@
 //   includes the current chunk; before (Higress 2.1.x on Envoy 1.27) it is the decoding buffer
 //   alone while the filter buffers, and the chunk is appended only after the callback returns.
 // Failure behaviour: a callback into a failed VM reports `null`; the owner decides (fail closed).
-import { DataAction, HeadersAction } from "./constants.js";
+import { DataAction, HeadersAction, TrailersAction } from "./constants.js";
 import type { HeaderMap } from "./header-map.js";
 
 export interface FlowHooks {
@@ -31,8 +37,12 @@ export interface FlowHooks {
   callHeaders(numHeaders: number, endStream: boolean): number | null;
   /** Runs the filter's data callback; returns the converted action, or null if the VM failed. */
   callData(size: number, endStream: boolean): number | null;
+  /** Runs the filter's trailers callback (request direction only); as callData. */
+  callTrailers?(numTrailers: number): number | null;
   headersOut(headers: HeaderMap, endStream: boolean): void;
   dataOut(chunk: Buffer, endStream: boolean): void;
+  /** Trailers pass on: the direction's end of stream. */
+  trailersOut?(trailers: HeaderMap): void;
   overLimit(): void;
   vmFailed(): void;
   /** The stream's buffer limit now (one for both directions: Envoy FilterManager::buffer_limit_). */
@@ -44,8 +54,13 @@ const EMPTY = Buffer.alloc(0);
 export class DirectionFlow {
   headers: HeaderMap | null = null;
   headersReleased = false;
-  /** End of stream received from the previous hop. */
+  /** End of stream received from the previous hop (the last data, or trailers). */
   endStream = false;
+  /** Trailers received (they end the stream; the data before them did not). */
+  trailers: HeaderMap | null = null;
+  /** Trailers' progress: arrived but not yet seen by the filter (StopAll), held by its
+   *  StopIteration, or passed on. */
+  trailersState: "none" | "unseen" | "held" | "released" = "none";
   /** End of stream passed on. */
   endReleased = false;
   /** Headers returned some Stop* and have not been continued. */
@@ -68,7 +83,7 @@ export class DirectionFlow {
   lastAction: number | null = null;
   /** Above the high watermark: the downstream is not read; its chunks wait in `backlog`. */
   readDisabled = false;
-  private backlog: Array<[Buffer, boolean]> = [];
+  private backlog: Array<[Buffer, boolean] | HeaderMap> = [];
   private replaying = false;
 
   constructor(private readonly hooks: FlowHooks, private readonly bodyViewMode: "1.32" | "pre-1.32" = "1.32") {}
@@ -77,6 +92,9 @@ export class DirectionFlow {
   get paused(): boolean {
     return this.headersHeld || this.buffered.length > 0 || (this.endStream && !this.endReleased && this.headersReleased);
   }
+
+  /** Whether the data ends the stream (Envoy: complete() && !hasTrailers()). */
+  private get dataEnds(): boolean { return this.endStream && this.trailers === null; }
 
   onHeaders(headers: HeaderMap, endStream: boolean): void {
     if (this.closed) return;
@@ -118,12 +136,38 @@ export class DirectionFlow {
     this.replaying = true;
     try {
       while (this.backlog.length > 0 && !this.readDisabled && !this.closed) {
-        const [chunk, end] = this.backlog.shift()!;
-        this.onData(chunk, end);
+        const next = this.backlog.shift()!;
+        if (Array.isArray(next)) this.onData(next[0], next[1]);
+        else this.onTrailers(next);
       }
     } finally {
       this.replaying = false;
     }
+  }
+
+  /**
+   * Request trailers from the previous hop (after the last data, which had end_stream false):
+   * Envoy FilterManager::decodeTrailers calls the filter unless it stopped all iteration; its
+   * status goes through commonHandleAfterTrailersCallback.
+   */
+  onTrailers(trailers: HeaderMap): void {
+    if (this.closed || this.endStream || !this.hooks.callTrailers) return;
+    this.lastAction = null;
+    if (this.readDisabled) { this.backlog.push(trailers); return; }
+    this.trailers = trailers;
+    this.endStream = true;
+    this.trailersState = "unseen";
+    if (!this.stopAll) this.runTrailersCallback();
+  }
+
+  private runTrailersCallback(): void {
+    const action = this.hooks.callTrailers!(this.trailers!.count);
+    this.lastAction = action;
+    if (action === null) { this.hooks.vmFailed(); return; }
+    if (this.closed) return;
+    this.trailersState = "held";
+    // Continue on a stopped filter is commonContinue: what it holds, then the trailers, pass on.
+    if (action === TrailersAction.Continue) this.releaseHeld();
   }
 
   /** proxy_continue_stream for this direction (already deferred until after the callback). */
@@ -134,22 +178,29 @@ export class DirectionFlow {
       this.headersHeld = false;
       this.stopAll = false;
       const pending = this.buffered;
-      this.releaseHeaders(this.endStream && pending.length === 0);
-      if (pending.length === 0) return;
-      if (fromCurrent) {
-        // StopAll: the filter itself now sees the buffered body (iterate from the current filter).
-        this.buffered = EMPTY;
-        this.runDataCallback(pending);
-      } else {
-        this.releaseData();
-      }
+      this.releaseHeaders(this.dataEnds && pending.length === 0);
+      if (!fromCurrent) { this.releaseHeld(); return; }
+      // StopAll: the filter itself now sees the buffered body (iterate from the current filter),
+      // then its trailers (commonContinue: doData(complete() && !hasTrailers()), doTrailers).
+      this.buffered = EMPTY;
+      if (pending.length > 0) this.runDataCallback(pending);
+      if (this.trailersState === "unseen" && !this.closed) this.runTrailersCallback();
       return;
     }
     if (this.buffered.length > 0 || (this.endStream && !this.endReleased && this.headersReleased)) {
-      this.releaseData();
+      this.releaseHeld();
       return;
     }
     this.continuesIgnored++;
+  }
+
+  /** What the filter holds passes on: headers, data, then trailers it has seen. */
+  private releaseHeld(): void {
+    this.releaseData();
+    if (this.trailersState !== "held" || this.closed) return;
+    this.trailersState = "released";
+    this.endReleased = true;
+    this.hooks.trailersOut!(this.trailers!);
   }
 
   private runDataCallback(chunk: Buffer): void {
@@ -159,7 +210,7 @@ export class DirectionFlow {
     const priorBuffered = this.bufferingForFilter ? EMPTY : this.buffered;
     this.bodyView = view;
     this.inDataCallback = true;
-    const action = this.hooks.callData(view.length, this.endStream);
+    const action = this.hooks.callData(view.length, this.dataEnds);
     this.inDataCallback = false;
     this.lastAction = action;
     const viewAfter = this.bodyView ?? EMPTY;
@@ -199,14 +250,15 @@ export class DirectionFlow {
   }
 
   private releaseData(): void {
-    if (!this.headersReleased) this.releaseHeaders(this.endStream && this.buffered.length === 0);
+    const ends = this.dataEnds;
+    if (!this.headersReleased) this.releaseHeaders(ends && this.buffered.length === 0);
     const out = this.buffered;
     this.buffered = EMPTY;
     this.bufferingForFilter = false;
     if (this.endReleased) return;
-    if (out.length === 0 && !this.endStream) return;
-    if (this.endStream) this.endReleased = true;
-    this.hooks.dataOut(out, this.endStream);
+    if (out.length === 0 && !ends) return;
+    if (ends) this.endReleased = true;
+    this.hooks.dataOut(out, ends);
     this.resumeReading();
   }
 

@@ -7,8 +7,8 @@
 // onLog, onDelete order); proxy-wasm/spec PR #73 + Envoy PR #36809 (a local reply runs through the
 // sending filter's response callbacks); higress-abi.md (override host, clear_route_cache).
 // Failure behaviour: never throws; a failed VM fails the stream closed (503) unless failOpen.
-import { BufferType, HeadersAction, ResponseFlag, StreamType, WasmResult, type ResponseFlagName } from "./constants.js";
-import { convertDataStatus, convertHeadersStatus } from "./abi-version.js";
+import { BufferType, ResponseFlag, StreamType, TrailersAction, WasmResult, type ResponseFlagName } from "./constants.js";
+import { convertDataStatus, convertHeadersStatus, convertTrailersStatus } from "./abi-version.js";
 import { DirectionFlow, type FlowHooks } from "./stream-flow.js";
 import { HeaderMap } from "./header-map.js";
 import type { WasmVm } from "./vm.js";
@@ -32,6 +32,9 @@ export interface LocalReply {
 export interface StreamSink {
   requestHeadersOut(headers: HeaderMap, endStream: boolean): void;
   requestDataOut(chunk: Buffer, endStream: boolean): void;
+  /** Request trailers passed on (the request's end). Only the facade sends trailers (HTTP/2): the
+   *  gateway's HTTP/1 listener drops them, as Envoy's HTTP/1 codec does by default. */
+  requestTrailersOut?(trailers: HeaderMap): void;
   responseHeadersOut(headers: HeaderMap, endStream: boolean): void;
   responseDataOut(chunk: Buffer, endStream: boolean): void;
   /** A local reply replaces the upstream exchange: abandon any upstream request. */
@@ -89,6 +92,8 @@ export class HttpStream {
   ended: StreamEnding | null = null;
   private contextCreated = false;
   private requestHeadersFrozen = false;
+  /** Envoy's request_trailers_ pointer: set for on_request_trailers, kept while they are held. */
+  private requestTrailersHeld = false;
   /** In proxy_on_log: reads see the access log's maps (Envoy getConstMap). */
   inLog = false;
   private started = false;
@@ -110,10 +115,12 @@ export class HttpStream {
   private newFlow(dir: "request" | "response"): DirectionFlow {
     const isReq = dir === "request";
     const hooks: FlowHooks = {
-      callHeaders: (n, eos) => this.callFilter(isReq ? "proxy_on_request_headers" : "proxy_on_response_headers", [n, eos ? 1 : 0], true),
-      callData: (size, eos) => this.callFilter(isReq ? "proxy_on_request_body" : "proxy_on_response_body", [size, eos ? 1 : 0], false),
+      callHeaders: (n, eos) => this.callFilter(isReq ? "proxy_on_request_headers" : "proxy_on_response_headers", [n, eos ? 1 : 0], "headers"),
+      callData: (size, eos) => this.callFilter(isReq ? "proxy_on_request_body" : "proxy_on_response_body", [size, eos ? 1 : 0], "data"),
       headersOut: (h, eos) => (isReq ? this.sink.requestHeadersOut(h, eos) : this.onResponseHeadersOut(h, eos)),
       dataOut: (c, eos) => (isReq ? this.sink.requestDataOut(c, eos) : this.onResponseDataOut(c, eos)),
+      // Response trailers are not emulated (README "Not emulated").
+      ...(isReq ? { callTrailers: (n: number) => this.callRequestTrailers(n), trailersOut: (t: HeaderMap) => this.sink.requestTrailersOut?.(t) } : {}),
       // Envoy: over the buffer limit -> 413 on the request path, 500 on the response path.
       overLimit: () => (isReq
         ? this.hostReply(413, "request_payload_too_large", "Payload Too Large")
@@ -151,8 +158,8 @@ export class HttpStream {
    * Calls a stream callback; returns the converted action, null if the VM failed (fail closed),
    * or Continue when the export is missing / the plugin fails open (cpp-host CHECK_FAIL_HTTP).
    */
-  private callFilter(name: string, args: number[], isHeaders: boolean): number | null {
-    const cont = isHeaders ? HeadersAction.Continue : 0;
+  private callFilter(name: string, args: number[], kind: "headers" | "data" | "trailers"): number | null {
+    const cont = 0; // Continue, in each of the three status enums
     if (this.vm.failed) {
       this.vm.refusedCalls++;
       return this.host.options.failOpen ? cont : null;
@@ -161,8 +168,18 @@ export class HttpStream {
     let action: number | null = cont;
     this.vm.callback(name, this.id, [this.id, ...args], (r, stopNext) => {
       if (!r.ok) { action = this.host.options.failOpen ? cont : null; return; }
-      action = isHeaders ? convertHeadersStatus(r.value, this.vm.abi, stopNext) : convertDataStatus(r.value, stopNext);
+      action = kind === "headers" ? convertHeadersStatus(r.value, this.vm.abi, stopNext)
+        : kind === "data" ? convertDataStatus(r.value, stopNext) : convertTrailersStatus(r.value, stopNext);
     });
+    return action;
+  }
+
+  /** Envoy Context::decodeTrailers: the map is the filter's during the call and, if it returns
+   *  StopIteration, until proxy_continue_stream (context.cc decodeTrailers, continueStream). */
+  private callRequestTrailers(n: number): number | null {
+    this.requestTrailersHeld = true;
+    const action = this.callFilter("proxy_on_request_trailers", [n], "trailers");
+    if (action !== TrailersAction.StopIteration) this.requestTrailersHeld = false;
     return action;
   }
 
@@ -180,6 +197,11 @@ export class HttpStream {
 
   requestData(chunk: Buffer, endStream: boolean): void {
     if (!this.ended) this.vm.withDeferredActions(() => this.request.onData(chunk, endStream));
+  }
+
+  /** Request trailers (HTTP/2): the request's end, after data sent with endStream false. */
+  requestTrailers(trailers: HeaderMap): void {
+    if (!this.ended) this.vm.withDeferredActions(() => this.request.onTrailers(trailers));
   }
 
   responseHeaders(headers: HeaderMap, endStream: boolean): void {
@@ -202,6 +224,7 @@ export class HttpStream {
     // Envoy drops its request-header pointer as soon as continue is called, for either direction
     // (Context::continueStream nulls request_headers_ after its switch).
     this.requestHeadersFrozen = true;
+    this.requestTrailersHeld = false; // request_trailers_ too
     this.vm.deferAfterCall(() => {
       if (this.ended) return;
       (type === StreamType.Request ? this.request : this.response).continue();
@@ -311,6 +334,11 @@ export class HttpStream {
    *  reads and writes both need it, except reads in on_log. */
   requestHeadersWritable(): boolean {
     return !this.requestHeadersFrozen && !this.request.headersReleased && !this.request.closed;
+  }
+
+  /** The request trailers while Envoy's filter holds their pointer (null otherwise). */
+  requestTrailersMap(): HeaderMap | null {
+    return this.requestTrailersHeld && !this.request.closed ? this.request.trailers : null;
   }
 
   /** Whether Envoy still holds the response headers (as requestHeadersWritable). */

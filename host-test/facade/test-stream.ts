@@ -15,6 +15,8 @@ export interface ForwardedRequest {
   headers: Record<string, string>;
   headerList: Array<[string, string]>;
   body: Buffer;
+  /** Trailers as forwarded (the request's end), or null when none went. */
+  trailers: Record<string, string> | null;
   /** The request's end of stream went upstream. */
   ended: boolean;
   upstream: UpstreamDecision;
@@ -56,6 +58,13 @@ export class TestStream implements StreamSink {
 
   sendRequestBody(chunk: string | Buffer, endStream: boolean): number | null {
     this.stream.requestData(Buffer.from(chunk), endStream);
+    return this.stream.request.lastAction;
+  }
+
+  /** HTTP/2 request trailers, after a body sent with endStream false; returns the filter's
+   *  trailers status (null: not called, e.g. while it stopped all iteration). */
+  sendRequestTrailers(trailers: HeaderInput): number | null {
+    this.stream.requestTrailers(HeaderMap.from(trailers));
     return this.stream.request.lastAction;
   }
 
@@ -107,7 +116,7 @@ export class TestStream implements StreamSink {
   requestHeadersOut(headers: HeaderMap, endStream: boolean): void {
     const hosts = this.backend.upstreamHosts(this.stream.cluster ?? "");
     const upstream = decideUpstream(this.stream.overrideHost, hosts, (eligible) => (eligible.length ? eligible[this.rr++ % eligible.length] : null));
-    this.forwarded = { headers: headers.toObject(), headerList: headers.pairs(), body: Buffer.alloc(0), ended: endStream, upstream };
+    this.forwarded = { headers: headers.toObject(), headerList: headers.pairs(), body: Buffer.alloc(0), trailers: null, ended: endStream, upstream };
     if (upstream.address === null) {
       this.stream.hostReply(503, "no_healthy_upstream", "no healthy upstream", "UH");
       return;
@@ -119,6 +128,12 @@ export class TestStream implements StreamSink {
     if (!this.forwarded) return;
     this.forwarded.body = Buffer.concat([this.forwarded.body, chunk]);
     if (endStream) this.forwarded.ended = true;
+  }
+
+  requestTrailersOut(trailers: HeaderMap): void {
+    if (!this.forwarded) return;
+    this.forwarded.trailers = trailers.toObject();
+    this.forwarded.ended = true;
   }
 
   responseHeadersOut(headers: HeaderMap, endStream: boolean): void {

@@ -35,6 +35,8 @@ function constMap(ctx: Ctx, type: number): HeaderMap | null {
     return null;
   }
   if (type === HeaderMapType.RequestHeaders) return ctx.inLog || ctx.requestHeadersWritable() ? ctx.request.headers : null;
+  // The access log has no request trailers (getConstMap: nullptr in the access log phase).
+  if (type === HeaderMapType.RequestTrailers) return ctx.inLog ? null : ctx.requestTrailersMap();
   if (type === HeaderMapType.ResponseHeaders) return ctx.inLog || ctx.responseHeadersWritable() ? ctx.response.headers : null;
   return null;
 }
@@ -42,6 +44,7 @@ function constMap(ctx: Ctx, type: number): HeaderMap | null {
 function writableMap(ctx: Ctx, type: number): HeaderMap | null {
   if (ctx.kind === "root") return null; // http-call response maps are read-only
   if (type === HeaderMapType.RequestHeaders) return ctx.requestHeadersWritable() ? ctx.request.headers : null;
+  if (type === HeaderMapType.RequestTrailers) return ctx.requestTrailersMap();
   if (type === HeaderMapType.ResponseHeaders) return ctx.responseHeadersWritable() ? ctx.response.headers : null;
   return null;
 }

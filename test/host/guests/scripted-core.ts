@@ -20,6 +20,8 @@ let requestsMetric: u32 = 0;
 const bodyActions = new Map<u32, string>();
 const respActions = new Map<u32, string>();
 const respSets = new Map<u32, string>();
+/** "x-trailers-action" per stream: continue | stop | http | continue-inline | local. */
+const trailerActions = new Map<u32, string>();
 const httpTokens = new Map<u32, u32>();
 
 function cfg(key: string): string {
@@ -147,6 +149,7 @@ export function proxy_on_request_headers(ctx: u32, n: u32, eos: u32): u32 {
   proxy_increment_metric(requestsMetric, 1);
   bodyActions.set(ctx, getHeader(0, "x-body-action").value);
   respActions.set(ctx, getHeader(0, "x-resp-action").value);
+  trailerActions.set(ctx, getHeader(0, "x-trailers-action").value);
   if (getHeader(0, "x-route-cache-off").status == 0) info("set clear_route_cache status=" + setProperty("clear_route_cache", "off").toString());
   const limit = getHeader(0, "x-buffer-limit");
   if (limit.status == 0) info("set buffer limit status=" + setProperty("set_decoder_buffer_limit", limit.value).toString());
@@ -238,7 +241,29 @@ export function proxy_on_request_body(ctx: u32, size: u32, eos: u32): u32 {
   return 0;
 }
 
+/** Request trailers: logs them (map 1), adds one, and returns what x-trailers-action asks. */
+export function proxy_on_request_trailers(ctx: u32, n: u32): u32 {
+  clearRet();
+  proxy_get_header_map_pairs(1, RET_PTR, RET_LEN);
+  info("request_trailers ctx=" + ctx.toString() + " n=" + n.toString() + " trailers " + pairsToString(load<u32>(RET_PTR), load<u32>(RET_LEN)));
+  info("trailers add status=" + addHeader(1, "x-added", "yes").toString() + " headers read status=" + getHeader(0, ":path").status.toString());
+  const a = mapGet(trailerActions, ctx);
+  if (a == "stop") return 1;
+  if (a == "http") { startHttpCall(ctx); return 1; }
+  if (a == "continue-inline") { info("continue status=" + proxy_continue_stream(0).toString()); return 1; }
+  if (a == "local") { localReply(403, "denied"); return 0; }
+  if (a == "bad-status") return 7;
+  return 0;
+}
+
+/** Trailers (map 1) as a later callback sees them, for a stream that sent some. */
+function probeTrailers(where: string, ctx: u32): void {
+  if (mapGet(trailerActions, ctx).length == 0) return;
+  info(where + " trailers read status=" + getHeader(1, "x-t").status.toString() + " add status=" + addHeader(1, "x-late", "1").toString());
+}
+
 export function proxy_on_response_headers(ctx: u32, n: u32, eos: u32): u32 {
+  probeTrailers("response_headers", ctx);
   const st = getHeader(2, ":status");
   info("response_headers ctx=" + ctx.toString() + " status=" + st.value + " eos=" + eos.toString());
   info("add response header status=" + addHeader(2, "x-filtered", "1").toString());
@@ -276,6 +301,7 @@ export function proxy_on_http_call_response(root: u32, token: u32, nh: u32, bs: 
   httpTokens.delete(token);
   const eff = proxy_set_effective_context(ctx);
   info("effective status=" + eff.toString());
+  if (eff == 0) probeTrailers("http_response", ctx);
   if (eff == 0) proxy_continue_stream(0);
 }
 
@@ -285,6 +311,7 @@ export function proxy_on_done(ctx: u32): u32 {
 }
 
 export function proxy_on_log(ctx: u32): void {
+  probeTrailers("log", ctx);
   info("log size request=" + proxy_get_header_map_size(0, RET_PTR).toString());
   info("log request header read status=" + getHeader(0, ":path").status.toString() + " response=" + getHeader(2, ":status").status.toString());
   info("log ctx=" + ctx.toString() + " code=" + getIntProperty("response.code") + " flags=" + getIntProperty("response.flags") +
@@ -295,5 +322,6 @@ export function proxy_on_delete(ctx: u32): void {
   info("delete ctx=" + ctx.toString());
   bodyActions.delete(ctx);
   respActions.delete(ctx);
+  trailerActions.delete(ctx);
   retString();
 }

@@ -148,12 +148,15 @@ export class DirectionFlow {
   /**
    * Request trailers from the previous hop (after the last data, which had end_stream false):
    * Envoy FilterManager::decodeTrailers calls the filter unless it stopped all iteration; its
-   * status goes through commonHandleAfterTrailersCallback.
+   * status goes through commonHandleAfterTrailersCallback. They come over HTTP/2, whose codec
+   * decodes them even while the stream is read-disabled (1.27 http2/codec_impl.cc
+   * maybeDeferDecodeTrailers defers only under defer_processing_backedup_streams, off by
+   * default): they wait only behind chunks still waiting here, to keep the order.
    */
   onTrailers(trailers: HeaderMap): void {
     if (this.closed || this.endStream || !this.hooks.callTrailers) return;
     this.lastAction = null;
-    if (this.readDisabled) { this.backlog.push(trailers); return; }
+    if (this.backlog.length > 0) { this.backlog.push(trailers); return; }
     this.trailers = trailers;
     this.endStream = true;
     this.trailersState = "unseen";

@@ -106,16 +106,25 @@ describe("request trailers", () => {
     expect(s.forwarded?.trailers).toEqual({ "x-t": "1", "x-added": "yes" });
   });
 
-  it("wait behind a body held past the buffer limit (downstream not read) until it is released", async () => {
+  it("reach the filter while the downstream is read-disabled (HTTP/2 does not defer them), after any chunk still waiting", async () => {
     const h = await TestHost.create({ wasm: g100, configuration: "http=lookup", clusters });
-    const s = h.stream({ method: "POST", headers: { "x-headers-action": "http", "x-body-action": "watermark", "x-buffer-limit": "4", "x-trailers-action": "continue" } });
+    const headers = { "x-headers-action": "http", "x-body-action": "watermark", "x-buffer-limit": "4", "x-trailers-action": "continue" };
+    const s = h.stream({ method: "POST", headers });
     s.sendRequestHeaders(false);
-    s.sendRequestBody("abcdef", false);
-    expect(s.sendRequestTrailers({ "x-t": "1" })).toBeNull();
-    expect(logs(h, "request_trailers")).toEqual([]);
-    h.httpCalls[0].respond({ status: 200 });
+    s.sendRequestBody("abcdef", false); // held past the limit: the downstream is read-disabled
+    expect(s.sendRequestTrailers({ "x-t": "1" })).toBe(Continue);
     expect(logs(h, "request_trailers")).toEqual(["request_trailers ctx=2 n=1 trailers x-t=1"]);
-    expect(s.forwarded?.body.toString()).toBe("abcdef");
     expect(s.forwarded?.trailers).toEqual({ "x-t": "1", "x-added": "yes" });
+
+    const w = h.stream({ method: "POST", headers });
+    w.sendRequestHeaders(false);
+    w.sendRequestBody("abcdef", false);
+    w.sendRequestBody("gh", false); // waits: not read
+    expect(w.sendRequestTrailers({ "x-t": "2" })).toBeNull(); // behind it
+    expect(logs(h, "request_trailers")).toHaveLength(1);
+    h.httpCalls[1].respond({ status: 200 });
+    expect(logs(h, "request_trailers")).toEqual(["request_trailers ctx=2 n=1 trailers x-t=1", "request_trailers ctx=3 n=1 trailers x-t=2"]);
+    expect(w.forwarded?.body.toString()).toBe("abcdefgh");
+    expect(w.forwarded?.trailers).toEqual({ "x-t": "2", "x-added": "yes" });
   });
 });

@@ -5,7 +5,10 @@
 //   Envoy body views (before 1.32 the buffered view lacks the current chunk: envoy #35884), and
 //   the stream's buffer limit is raised to maxBodyBytes (Higress's `set_decoder_buffer_limit`)
 //   so Higress's 32 KiB default neither answers 413 nor stops reading before the end; a body over
-//   maxBodyBytes is balanced from its size alone and flows on (host-test/README.md rows 1, 5). Bodiless
+//   maxBodyBytes is balanced from its size alone and flows on (host-test/README.md rows 1, 5).
+//   Request trailers (HTTP/2) end the body instead (its last chunk is not end of stream): the
+//   decision is made there, and they are held while it is pending, since Envoy's Continue from
+//   them would send the stopped request upstream. Bodiless
 //   requests (GET /v1/models, DELETE, HEAD) never wait for a body that will not come (Higress
 //   issue #3740): they pass through, or are balanced from headers (lb_config.bodilessRequests).
 // - A decision sets the upstream override host (and optionally a destination header, after
@@ -13,7 +16,7 @@
 // - The lease is released exactly once when the stream ends (on_log, else on_delete), whatever
 //   the ending; a failed response (5xx, connect failure) is reported so the host gets a penalty.
 // Never traps: every host status is handled, a bad body falls back to plain least request.
-import { Context, RootContext, FilterHeadersStatusValues, FilterDataStatusValues } from "@solo-io/proxy-runtime/assembly/index";
+import { Context, RootContext, FilterHeadersStatusValues, FilterDataStatusValues, FilterTrailersStatusValues } from "@solo-io/proxy-runtime/assembly/index";
 import * as host from "../host/calls";
 import { Pair } from "../host/pairs";
 import { LbConfig } from "../config/lb_config";
@@ -25,7 +28,7 @@ import { Plugin } from "./plugin";
 
 const enum Phase { Idle = 0, AwaitBody = 1, Deciding = 2, Decided = 3 }
 const CONTINUE: u32 = 0;
-const STOP: u32 = 1; // StopIteration (headers) == StopIterationAndBuffer (data)
+const STOP: u32 = 1; // StopIteration (headers, trailers) == StopIterationAndBuffer (data)
 const STOP_WATERMARK: u32 = 2; // StopIterationAndWatermark (data)
 
 /** The stream's side of StreamPort: what policies and accounting call to report a decision. */
@@ -122,9 +125,25 @@ export class LbStream extends Context {
     }
     this.received = total;
     if (!endOfStream) return STOP_WATERMARK;
-    r.body = new RequestBody(joinChunks(this.chunks, total), this.unreadable);
+    return dataAction(this.bodyEnded());
+  }
+
+  /**
+   * Trailers end the request (HTTP/2: the body's last chunk came with end_of_stream false). While
+   * awaiting the body they are its end; while a decision is pending they wait for it
+   * (StopIteration until proxy_continue_stream): Continue would resume the held request.
+   */
+  onRequestTrailers(_n: u32): FilterTrailersStatusValues {
+    if (this.phase == Phase.AwaitBody) return <FilterTrailersStatusValues>this.bodyEnded();
+    if (this.phase == Phase.Deciding) return FilterTrailersStatusValues.StopIteration;
+    return FilterTrailersStatusValues.Continue;
+  }
+
+  /** The body is complete (end of stream, or trailers): decide on it; returns the decision's status. */
+  private bodyEnded(): u32 {
+    this.req!.body = new RequestBody(joinChunks(this.chunks, this.received), this.unreadable);
     this.chunks = [];
-    return dataAction(this.decide(false));
+    return this.decide(false);
   }
 
   /** Runs the policy; returns the filter action for the current callback. */

@@ -8,7 +8,8 @@
 // predicted_latency times TTFT to the first body chunk and reads its open streams' progress);
 // with `tokenChunks: false` (slo-hetero --two-chunk-body, the delivery before 2026-11-25), the
 // first token's SSE event, then every other event and [DONE] at the end. Token times for the
-// client are taken from the engine either way. Every delivery is a synchronous call: no event is added. Backend: virtual clock, Redis through the run's one link, seeded randomness.
+// client are taken from the engine either way. Every delivery is a synchronous call, except the response's end: its
+// own event at the same instant, after the engine's step completion (Envoy ends the stream with it). Backend: virtual clock, Redis through the run's one link, seeded randomness.
 // Failure behaviour: every failure is an outcome (status, error) reported to the caller once;
 // nothing throws on the request path.
 import type { HostBackend, HttpCalloutRequest, HttpCalloutResponse, RouteMatch, UpstreamHostInfo } from "../../host-test/abi/backend.js";
@@ -277,7 +278,11 @@ class VirtualExchange implements StreamSink {
       }
       // As the simulator's HTTP server: a usage chunk before [DONE] when the request asked for it.
       const tail = wantsUsage(this.req.bodyObject) ? Buffer.concat([usageChunk(this.req.id, result), DONE_CHUNK]) : DONE_CHUNK;
-      this.filter.responseData(words.length > 1 && !this.tokenChunks ? Buffer.concat([Buffer.from(sseEvents(words.slice(1))), tail]) : tail, true);
+      const last = words.length > 1 && !this.tokenChunks ? Buffer.concat([Buffer.from(sseEvents(words.slice(1))), tail]) : tail;
+      // The end of the response in its own event at this instant: the engine is inside its
+      // step's completion (other streams' tokens of this step not out yet), and Envoy ends the
+      // stream with its last byte, so the plugin's end callbacks must not run mid-step.
+      this.clock.after(0, () => { if (!this.finished) this.filter.responseData(last, true); });
     });
   }
 

@@ -2,6 +2,10 @@
 // join that runs the pick once, when every part sent has answered.
 import { PickReads, PickReadsDone, zmscoreCounts } from "../policy/predicted_latency/pick_reads";
 import { RespKind, RespValue } from "../redis/resp";
+import { PoolInflight } from "../services/metrics_view/inflight";
+import { Pool } from "../services/lease/pool";
+import { LbConfig } from "../config/lb_config";
+import { RedisClient } from "../redis/client";
 
 function bulk(s: string): RespValue {
   const v = new RespValue(RespKind.BulkString);
@@ -80,5 +84,17 @@ describe("PickReads", () => {
     expect(done.calls).toBe(1);
     expect(reads.values[0]).toBe("");
     expect(reads.counts![0]).toBe(1);
+  });
+});
+
+describe("counts Redis sent, corrupt", () => {
+  it("inf, nan or a negative count is 0 in a pick's read and in the periodic read alike", () => {
+    const c = zmscoreCounts(true, array([bulk("inf"), bulk("nan"), bulk("-2"), bulk("4")]), 4)!;
+    expect(c).toStrictEqual([0.0, 0.0, 0.0, 4.0]);
+    const p = new PoolInflight(new Pool(new LbConfig(), new RedisClient("redis", "", "", 1000, 3, 1000), "r", "c"));
+    p.onChunk(true, array([bulk("h1"), bulk("inf"), bulk("h2"), bulk("-2"), bulk("h3"), bulk("4")]));
+    expect(p.count("h1")).toBe(0.0);
+    expect(p.count("h2")).toBe(0.0);
+    expect(p.count("h3")).toBe(4.0);
   });
 });

@@ -11,6 +11,7 @@
 import { RedisReplyHandler } from "../../redis/client";
 import { RespValue } from "../../redis/resp";
 import { mgetValues } from "../endpoint_metrics/prefix_io";
+import { countOf } from "../../services/metrics_view/inflight";
 
 /** Candidates whose counts are read with every pick (a larger pool uses the tracker's counts). */
 export const FRESH_COUNTS_MAX: i32 = 64;
@@ -22,8 +23,7 @@ export function zmscoreCounts(ok: bool, reply: RespValue | null, n: i32): f64[] 
   const out = new Array<f64>(n);
   for (let i = 0; i < n; i++) {
     const item = reply.items[i];
-    const v = item.isNull() ? 0.0 : F64.parseFloat(item.str);
-    out[i] = isFinite(v) && v >= 0 ? v : 0.0;
+    out[i] = item.isNull() ? 0.0 : countOf(item.str);
   }
   return out;
 }

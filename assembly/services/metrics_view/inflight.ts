@@ -30,6 +30,13 @@ function valueOf(m: Map<string, f64>, k: string): f64 {
   return m.has(k) ? m.get(k) : 0;
 }
 
+/** A count Redis sent (a load's score): a number that is not finite or is negative (corrupt data)
+ *  counts 0, alike in the periodic read and in a pick's own read (pick_reads.ts). */
+export function countOf(text: string): f64 {
+  const v = F64.parseFloat(text);
+  return isFinite(v) && v >= 0 ? v : 0.0;
+}
+
 export class PoolInflight {
   hosts: string[] = [];
   fleet: Map<string, f64> = new Map();
@@ -120,7 +127,7 @@ export class PoolInflight {
     if (!ok || reply === null || reply.isError()) this.failed = true;
     else {
       const items = reply.items;
-      for (let i = 0; i + 1 < items.length; i += 2) this.fresh.set(items[i].str, F64.parseFloat(items[i + 1].str));
+      for (let i = 0; i + 1 < items.length; i += 2) this.fresh.set(items[i].str, countOf(items[i + 1].str));
     }
     this.chunksLeft--;
     if (this.chunksLeft > 0) return;

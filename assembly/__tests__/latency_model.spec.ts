@@ -1,6 +1,6 @@
 // predicted_latency's model: the stats fold (same numbers as lua/model.lua), the ridge solve,
 // recovery of known coefficients, adaptation after a slowdown, and the fleet prior for cold hosts.
-import { baseObservation, clipObservation, emptyStats, foldObservation, parseStats, solve, predict, fitHosts, ttftFeatures, tpotFeatures, TTFT_K, TPOT_K, statsLength } from "../policy/predicted_latency/model";
+import { baseObservation, clipObservation, emptyStats, foldObservation, parseStats, solve, HostModel, fitHosts, ttftFeatures, tpotFeatures, TTFT_K, TPOT_K, statsLength } from "../policy/predicted_latency/model";
 import { Xorshift } from "../util/prng";
 
 /** Batch slots of the engines in these specs: beyond them a request waits for a slot. */
@@ -67,7 +67,7 @@ function errorAfterSlowdown(decay: f64, after: i32): f64 {
   feed(s, rng, 500, 20, 50, 8, 0.05, decay);
   feed(s, rng, after, 40, 100, 16, 0.05, decay);
   const truth = truthOf(40, 100, 16, 2000, 3);
-  return abs(predict(solve(s, TTFT_K, null, 1e-3), ttftFeatures(2000, 3, SLOTS)) - truth) / truth;
+  return abs(new HostModel(solve(s, TTFT_K, null, 1e-3), null).predictTtft(2000, 3, SLOTS) - truth) / truth;
 }
 
 describe("latency model fit", () => {
@@ -105,9 +105,9 @@ describe("latency model fit", () => {
     for (let t = 0; t < 4000; t += 500) {
       for (let q = 0; q < 8; q++) {
         const truth = truthOf(20, 50, 2, <f64>t, <f64>q);
-        errW = max(errW, abs(predict(solve(weighted, TTFT_K, null, 1e-3), ttftFeatures(<f64>t, <f64>q, SLOTS)) - truth) / truth);
-        errP = max(errP, abs(predict(solve(plain, TTFT_K, null, 1e-3), ttftFeatures(<f64>t, <f64>q, SLOTS)) - truth) / truth);
-        errA = max(errA, abs(predict(solve(alwaysWaits, TTFT_K, null, 1e-3), ttftFeatures(<f64>t, <f64>q, SLOTS)) - truth) / truth);
+        errW = max(errW, abs(new HostModel(solve(weighted, TTFT_K, null, 1e-3), null).predictTtft(<f64>t, <f64>q, SLOTS) - truth) / truth);
+        errP = max(errP, abs(new HostModel(solve(plain, TTFT_K, null, 1e-3), null).predictTtft(<f64>t, <f64>q, SLOTS) - truth) / truth);
+        errA = max(errA, abs(new HostModel(solve(alwaysWaits, TTFT_K, null, 1e-3), null).predictTtft(<f64>t, <f64>q, SLOTS) - truth) / truth);
       }
     }
     expect(errW).toBeLessThan(0.15);
@@ -142,7 +142,7 @@ describe("latency model fit", () => {
       const tokens = <f64>rng.nextBelow(4000);
       const q = <f64>rng.nextBelow(12);
       const truth = truthOf(20, 50, 8, tokens, q);
-      if (abs(predict(t, ttftFeatures(tokens, q, SLOTS)) - truth) / truth <= 0.1) within++;
+      if (abs(new HostModel(t, null).predictTtft(tokens, q, SLOTS) - truth) / truth <= 0.1) within++;
     }
     expect(within).toBeGreaterThanOrEqual(90);
   });
@@ -158,7 +158,8 @@ describe("latency model fit", () => {
     foldObservation(s, TTFT_K, ttftFeatures(1000, 2, SLOTS), 50, 1.0);
     expect(solve(s, TTFT_K, null, 0)).toBeNull();
     expect(solve(s, TTFT_K, null, 1e-3)).not.toBeNull();
-    expect(predict(null, [1, 2, 3])).toBeNaN();
+    expect(new HostModel(null, null).predictTtft(1000, 2)).toBeNaN();
+    expect(new HostModel(null, null).predictTpot(2)).toBeNaN();
   });
 });
 

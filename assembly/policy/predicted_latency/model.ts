@@ -156,14 +156,6 @@ function solveFixed(s: f64[], k: i32, prior: f64[] | null, ridge: f64, fixed: bo
   return theta;
 }
 
-/** theta . x, never below 0 (a latency); NaN without coefficients. */
-export function predict(theta: f64[] | null, x: f64[]): f64 {
-  if (theta === null) return NaN;
-  let v: f64 = 0;
-  for (let i = 0; i < theta.length && i < x.length; i++) v += theta[i] * x[i];
-  return max(v, 0.0);
-}
-
 /** Highest multiple of the prediction an observation may count for (outlier clip). */
 export const CLIP_FACTOR: f64 = 3.0;
 
@@ -196,8 +188,9 @@ function batchFeature(inflight: f64, slots: f64): f64 {
   return slots > 0 ? min(q, slots) : q;
 }
 
-/** predict(theta, [1, x1, x2, x3] cut to k features) without the array: the request path predicts
- *  a few times per candidate (the same products, summed in the same order). */
+/** theta . [1, x1, x2, x3] cut to k features, never below 0 (a latency); NaN without
+ *  coefficients. Scalars, not a features array: the request path predicts a few times per
+ *  candidate (ttftFeatures / tpotFeatures are the same features as arrays, for observations). */
 function predictK(theta: f64[] | null, k: i32, x1: f64, x2: f64, x3: f64): f64 {
   if (theta === null) return NaN;
   const n = min(theta.length, k);

@@ -31,6 +31,8 @@ const MODEL_TTL_MS = "172800000";
 /** A host no gateway observed for an hour is forgotten (its fields deleted by model.lua): pods come
  *  and go with new addresses, and every VM reads the whole hash every modelRefreshMs. */
 export const MODEL_HOST_IDLE_MS = "3600000";
+/** The cache-trust model's one feature, the intercept (read only: fold and pushGroup read it). */
+const TRUST_X: f64[] = [1.0];
 /** A VM reads the model hash no more bytes a ms than this (256 KiB/s): each host's three fields are
  *  ~380 bytes, so 1,000 hosts would be 760 KB/s per VM at modelRefreshMs 500 (x workers x
  *  gateways from one Redis); the sums change slowly (modelDecay's half-life is ~140 of a host's
@@ -242,9 +244,8 @@ export class PoolModel {
     if (!isNaN(tpotY) && foldObservation(h.tpot, TPOT_K, tpotX, tpotY, decay)) {
       pushGroup(args, address + "|p", decay, tpotX, tpotY);
     }
-    const one: f64[] = [1.0];
-    if (!isNaN(trustY) && foldObservation(h.trust, TRUST_K, one, trustY, TRUST_DECAY)) {
-      pushGroup(args, address + "|c", TRUST_DECAY, one, trustY);
+    if (!isNaN(trustY) && foldObservation(h.trust, TRUST_K, TRUST_X, trustY, TRUST_DECAY)) {
+      pushGroup(args, address + "|c", TRUST_DECAY, TRUST_X, trustY);
     }
     if (args.length == 2) return;
     this.fitFor = null;

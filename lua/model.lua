@@ -74,12 +74,12 @@ while i <= #ARGV do
     x[j] = tonumber(ARGV[i + 3 + j])
     if not finite(x[j]) then fail('x' .. j .. ' must be a finite number') end
   end
-  local grp = { field = field, decay = 1, k = k, y = y, x = x }
-  -- Its products too (1e200 is finite, its square is not).
-  local alone = zeros(k * (k + 1) / 2 + k + 2)
-  fold(alone, grp)
-  if not all_finite(alone) then fail('the products of y and x must be finite numbers') end
-  grp.decay = decay
+  local grp = { field = field, decay = decay, k = k, y = y, x = x }
+  -- Its products too (1e200 is finite, its square is not): the sums of this observation alone,
+  -- also what a field restarts from.
+  grp.alone = zeros(k * (k + 1) / 2 + k + 2)
+  fold(grp.alone, grp)
+  if not all_finite(grp.alone) then fail('the products of y and x must be finite numbers') end
   groups[#groups + 1] = grp
   i = i + 4 + k
 end
@@ -93,11 +93,11 @@ for g = 1, #groups do
   if cur then
     for v in string.gmatch(cur, '%S+') do s[#s + 1] = tonumber(v) or 0 end
   end
-  if #s ~= size or not all_finite(s) then s = zeros(size) end
-  fold(s, grp)
-  if not all_finite(s) then
-    s = zeros(size)
+  if #s ~= size or not all_finite(s) then
+    s = grp.alone
+  else
     fold(s, grp)
+    if not all_finite(s) then s = grp.alone end
   end
   local out = {}
   for j = 1, size do out[j] = string.format('%.10g', s[j]) end

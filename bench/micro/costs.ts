@@ -56,35 +56,31 @@ function setInput(e: Entry, bytes: Uint8Array): void {
   e.inputReady();
 }
 
-/** Median microseconds per iteration over 5 timed runs (after one warm-up run). */
-function time(run: (n: number) => number, iterations: number): number {
-  run(Math.max(1, iterations >> 2));
-  const samples: number[] = [];
-  for (let r = 0; r < 5; r++) {
-    const t0 = process.hrtime.bigint();
-    const out = run(iterations);
-    const t1 = process.hrtime.bigint();
-    if (out < 0) throw new Error("bench function failed");
-    samples.push(Number(t1 - t0) / 1000 / iterations);
+/** Median microseconds per iteration of each of `runs`, over `rounds` timed runs each taken in
+ *  turns (a, b, a, b, ...) after one warm-up of each: a shared machine's load changes hit every
+ *  run alike (before/after). */
+function timeInTurns(runs: Array<(n: number) => number>, iterations: number, rounds: number): number[] {
+  for (const run of runs) run(Math.max(1, iterations >> 2));
+  const samples: number[][] = runs.map(() => []);
+  for (let r = 0; r < rounds; r++) {
+    runs.forEach((run, i) => {
+      const t0 = process.hrtime.bigint();
+      if (run(iterations) < 0) throw new Error("bench function failed");
+      samples[i].push(Number(process.hrtime.bigint() - t0) / 1000 / iterations);
+    });
   }
-  return samples.sort((a, b) => a - b)[2];
+  return samples.map((xs) => xs.sort((x, y) => x - y)[xs.length >> 1]);
 }
 
-/** Medians of µs per iteration of `a` and `b` over 11 runs each, taken in turns (a, b, a, b, ...)
- *  after a warm-up of each, so a shared machine's load changes hit both alike (before/after). */
+/** Median microseconds per iteration over 5 timed runs (after one warm-up run). */
+function time(run: (n: number) => number, iterations: number): number {
+  return timeInTurns([run], iterations, 5)[0];
+}
+
+/** Medians of µs per iteration of `a` and `b` over 11 runs each, in turns (before/after). */
 function timePair(a: (n: number) => number, b: (n: number) => number, iterations: number): [number, number] {
-  a(Math.max(1, iterations >> 2));
-  b(Math.max(1, iterations >> 2));
-  const sa: number[] = [];
-  const sb: number[] = [];
-  const one = (run: (n: number) => number, out: number[]) => {
-    const t0 = process.hrtime.bigint();
-    if (run(iterations) < 0) throw new Error("bench function failed");
-    out.push(Number(process.hrtime.bigint() - t0) / 1000 / iterations);
-  };
-  for (let r = 0; r < 11; r++) { one(a, sa); one(b, sb); }
-  const med = (xs: number[]) => xs.sort((x, y) => x - y)[xs.length >> 1];
-  return [med(sa), med(sb)];
+  const [ma, mb] = timeInTurns([a, b], iterations, 11);
+  return [ma, mb];
 }
 
 export { chatBody };

@@ -128,11 +128,6 @@ export function removeHeader(map: MapType, name: string): u32 {
   const k = utf8(name);
   return raw.proxy_remove_header_map_value(map, changetype<usize>(k), k.byteLength);
 }
-export function addHeader(map: MapType, name: string, value: string): u32 {
-  const k = utf8(name);
-  const v = utf8(value);
-  return raw.proxy_add_header_map_value(map, changetype<usize>(k), k.byteLength, changetype<usize>(v), v.byteLength);
-}
 
 // ---- buffers -------------------------------------------------------------------------------
 export function getBufferBytes(type: BufferType, start: u32, length: u32): ArrayBuffer | null {

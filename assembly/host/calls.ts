@@ -50,10 +50,8 @@ function utf8(s: string): ArrayBuffer {
 }
 
 // ---- logging -------------------------------------------------------------------------------
-let logThreshold: LogLevel = LogLevel.Info;
-export function setLogThreshold(level: LogLevel): void { logThreshold = level; }
-/** Check before building an expensive message. */
-export function logEnabled(level: LogLevel): bool { return level >= logThreshold; }
+/** Below this the plugin does not call the host (Envoy filters by its own wasm log level too). */
+const logThreshold: LogLevel = LogLevel.Info;
 export function log(level: LogLevel, message: string): void {
   if (level < logThreshold) return;
   const b = utf8("[ai-load-balancer] " + message);
@@ -123,10 +121,6 @@ export function replaceHeader(map: MapType, name: string, value: string): u32 {
   const k = utf8(name);
   const v = utf8(value);
   return raw.proxy_replace_header_map_value(map, changetype<usize>(k), k.byteLength, changetype<usize>(v), v.byteLength);
-}
-export function removeHeader(map: MapType, name: string): u32 {
-  const k = utf8(name);
-  return raw.proxy_remove_header_map_value(map, changetype<usize>(k), k.byteLength);
 }
 
 // ---- buffers -------------------------------------------------------------------------------

@@ -21,6 +21,8 @@ export interface Picker {
   /** `body` is the parsed JSON request, or null when it is not JSON; `headers`: the request's (names lower case). */
   pick(body: unknown, headers?: ReadonlyArray<readonly [string, string]>): Pick;
   onFirstByte?(pick: Pick): void;
+  /** Each body chunk (a token of a stream), the first included, after onFirstByte. */
+  onToken?(pick: Pick): void;
   onEnd?(pick: Pick): void;
 }
 
@@ -65,6 +67,7 @@ export async function startPickerProxy(pods: PodTarget[], picker: Picker): Promi
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.on("data", (chunk: Buffer) => {
           if (!firstByte) { firstByte = true; picker.onFirstByte?.(pick); }
+          if (!ended) picker.onToken?.(pick);
           res.write(chunk);
         });
         up.on("end", () => { res.end(); end(); });

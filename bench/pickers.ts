@@ -7,6 +7,8 @@ import type { SimEngine } from "../host-test/sim/engine.js";
 import { OmniscientPicker } from "./omniscient-picker.js";
 import { roundRobinPicker, type Picker } from "./picker-proxy.js";
 import type { ProxyPolicy } from "./policies.js";
+import { DynamoKvPicker } from "./peers/dynamo-kv-picker.js";
+import { SglangRouterPicker } from "./peers/sglang-router-picker.js";
 import { PrecisePrefixPicker } from "./precise-prefix-picker.js";
 import { SloLatePicker } from "./slo/slo-late-picker.js";
 import { SloOraclePicker } from "./slo/slo-oracle-picker.js";
@@ -18,6 +20,8 @@ export function createPicker(policy: ProxyPolicy, pods: ReadonlyArray<{ readonly
     case "omniscient": return new OmniscientPicker(pods);
     case "precise_prefix": return new PrecisePrefixPicker(pods);
     case "round_robin": return roundRobinPicker(pods.length);
+    case "sglang_router": return new SglangRouterPicker(pods.length);
+    case "dynamo_kv": return new DynamoKvPicker(pods);
     case "slo_oracle":
     case "slo_oracle_protect":
     case "slo_oracle_trade":

@@ -9,7 +9,7 @@ import type { LbPolicy } from "../host-test/gateway/local-lb.js";
 export type PolicyName =
   | "round_robin" | "random" | "least_request" | "prefix_affinity"
   | "global_least_request" | "global_least_tokens" | "global_least_bytes" | "prefix_cache" | "endpoint_metrics" | "metrics_prefix" | "predicted_latency" | "predicted_latency_hold"
-  | "omniscient" | "precise_prefix" | "direct_round_robin" | "slo_oracle" | "slo_oracle_protect" | "slo_oracle_trade" | "slo_oracle_blind" | "slo_oracle_late" | "slo_oracle_fastest" | "slo_oracle_late_fastest";
+  | "omniscient" | "precise_prefix" | "sglang_router" | "dynamo_kv" | "direct_round_robin" | "slo_oracle" | "slo_oracle_protect" | "slo_oracle_trade" | "slo_oracle_blind" | "slo_oracle_late" | "slo_oracle_fastest" | "slo_oracle_late_fastest";
 
 export interface GatewayPolicy {
   kind: "gateway";
@@ -26,7 +26,7 @@ export interface GatewayPolicy {
 export interface ProxyPolicy {
   kind: "proxy";
   description: string;
-  picker: "round_robin" | "omniscient" | "precise_prefix" | "slo_oracle" | "slo_oracle_protect" | "slo_oracle_trade" | "slo_oracle_blind" | "slo_oracle_late" | "slo_oracle_fastest" | "slo_oracle_late_fastest";
+  picker: "round_robin" | "omniscient" | "precise_prefix" | "sglang_router" | "dynamo_kv" | "slo_oracle" | "slo_oracle_protect" | "slo_oracle_trade" | "slo_oracle_blind" | "slo_oracle_late" | "slo_oracle_fastest" | "slo_oracle_late_fastest";
 }
 
 export type PolicySpec = GatewayPolicy | ProxyPolicy;
@@ -79,6 +79,8 @@ export const POLICIES: Readonly<Record<PolicyName, PolicySpec>> = {
   },
   omniscient: { kind: "proxy", description: "omniscient central picker (true queues + prefix caches): a reference, not a bound", picker: "omniscient" },
   precise_prefix: { kind: "proxy", description: "precise prefix central picker (EPP scorers prefix 3 / queue 2 / KV 2 on the engines' true caches)", picker: "precise_prefix" },
+  sglang_router: { kind: "proxy", description: "peer: SGLang's router, cache_aware with its command-line defaults (approximate tree of routed texts, its own in-flight counts; bench/peers/)", picker: "sglang_router" },
+  dynamo_kv: { kind: "proxy", description: "peer: Dynamo's KV router with its defaults (KV events = the engines' true caches, overlap weight 1, temperature 0; bench/peers/)", picker: "dynamo_kv" },
   direct_round_robin: { kind: "proxy", description: "round robin without the gateway (bench proxy)", picker: "round_robin" },
   slo_oracle: { kind: "proxy", description: "SLO oracle (virtual time): exact per-pod TTFT/TPOT from forked engines, predicted_latency's tpot_fit rule: a reference (greedy, blind to later arrivals), not a bound", picker: "slo_oracle" },
   slo_oracle_protect: { kind: "proxy", description: "SLO oracle (virtual time), protect rule: among pods meeting the SLO, the one after which the most tight requests sent 0-800 ms later could still be served", picker: "slo_oracle_protect" },

@@ -16,6 +16,7 @@ import type { VirtualFleet } from "./virtual-fleet.js";
 export interface HoldingPicker {
   route(body: unknown, headers: ReadonlyArray<readonly [string, string]>, send: (pick: Pick) => void): void;
   onFirstByte?(pick: Pick): void;
+  onToken?(pick: Pick): void;
   onEnd?(pick: Pick): void;
 }
 
@@ -71,6 +72,7 @@ export class VirtualPickerFront {
     this.live.add(abort);
     sim.on("token", (t) => {
       if (t.index === 0) { o.firstTokenMs = t.atMs; picker.onFirstByte?.(pick); }
+      picker.onToken?.(pick);
       o.tokenMs.push(t.atMs);
       words.push(t.text);
     });

@@ -10,7 +10,7 @@ local STALE_EVERY = 8          -- an acquire with n = 0 checks for stale hosts w
 local SCAN_WINDOW = 16         -- members read per ZRANGE (and checked per SMISMEMBER) when the fast pick misses
 local SCAN_MAX = 256           -- members the scan reads before it scores the candidate set directly
 local SCORE_SAMPLE = 500       -- candidates scored directly at most (a random sample of a larger set)
-local PICK_RETRIES = 4         -- random draws within one load level (the lowest, the first candidate's) before reading it
+local TIE_WINDOW = 16          -- members of the lowest load level read to find its least recently picked candidate
 local ARG_CHUNK = 200          -- arguments per variadic call: unpack() of huge tables overflows the Lua stack
 local PRNG_MODULUS = 2147483647 -- Park-Miller: products stay below 2^53, exact in Lua doubles
 local LEASE_BASE = 70368744177664 -- 2^46: earlier layout's per-lease entries scored LEASE_BASE + bucket
@@ -426,7 +426,37 @@ local function drop_stale_hosts(k, now, stale_ms, idle_ms, rnd)
 end
 
 -- Picks uniformly among the candidates with the lowest load in `pairs` (flat host, load list).
-local function least_of(pairs, rnd)
+-- The member of `members` picked least recently: the lowest score in `seen` (a host's latest pick,
+-- or the latest sync of a candidate list holding it; none: the oldest), read from a rotation by rnd
+-- so that equal scores fall to rnd. Least request with ties broken this way spreads arrivals like
+-- round robin while loads are equal; a uniform draw sends a request to a host that was handed one
+-- a moment ago as often as to one idle for long, and the two prefills then queue on one engine
+-- (bench/RESULTS.md 3c: TTFT p99 1.5x). Without a seen key (compat layouts) rnd alone decides.
+local function least_recent(k, members, rnd)
+  local n = #members
+  if n == 0 then return nil end
+  if n == 1 or not k.seen then return members[(rnd % n) + 1] end
+  local seen = call_chunked('ZMSCORE', k.seen, {}, members, itself)
+  local best, best_t = nil, nil
+  for j = 0, n - 1 do
+    local i = ((rnd + j) % n) + 1
+    local t = tonumber(seen[i]) or -1
+    if best == nil or t < best_t then best, best_t = members[i], t end
+  end
+  return best
+end
+
+-- A pick's mark in `seen` (only for a host already there: XX), with Redis TIME's microseconds as the
+-- fraction of its ms so picks within one ms keep their order; the stale checks read ms and are
+-- unaffected. least_recent orders ties by it.
+local function mark_picked(k, host)
+  if not k.seen then return end
+  local t = redis.call('TIME')
+  redis.call('ZADD', k.seen, 'XX', tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000, host)
+end
+
+-- The lowest-scored members of `pairs` (member, score, ...), the least recently picked among them.
+local function least_of(k, pairs, rnd)
   local best, tied = nil, {}
   for i = 1, #pairs, 2 do
     local score = tonumber(pairs[i + 1])
@@ -434,7 +464,7 @@ local function least_of(pairs, rnd)
     elseif score == best then tied[#tied + 1] = pairs[i] end
   end
   if best == nil then return nil, nil end
-  return tied[(rnd % #tied) + 1], best
+  return least_recent(k, tied, rnd), best
 end
 
 -- Direct scoring: the loads of the members of the candidate set (ZMSCORE), all of them up to
@@ -450,33 +480,37 @@ local function score_candidates(k, rnd)
   for i, h in ipairs(members) do
     if scores[i] then pairs[#pairs + 1] = h; pairs[#pairs + 1] = scores[i] end
   end
-  return least_of(pairs, rnd)
+  return least_of(k, pairs, rnd)
 end
 
--- Rejection sampling within one level of equal load: the members of the load ZSET at ranks
--- from..from+count-1 all have the same score, so a member drawn uniformly among them and kept only
--- when it is a candidate is uniform among the level's candidates. `known` is the member at rank
--- `from` (read already: a draw landing there needs no ZRANGE). Up to PICK_RETRIES draws, the
--- Park-Miller sequence from `draw`; O(log N) each. Returns the candidate or nil, and the next
--- unused draw.
+-- The least recently picked candidate in one level of equal load: the members of the load ZSET at
+-- ranks from..from+count-1 all have the same score. Reads TIE_WINDOW of them (all of a shorter
+-- level) from a rank drawn with `draw`, keeps the candidates and returns the one least_recent
+-- chooses, or nil when the window holds none; and the next unused draw. `known` is the member at
+-- rank `from` (read already). O(log N + TIE_WINDOW).
 local function draw_in_level(k, from, count, known, draw)
-  for _ = 1, PICK_RETRIES do
-    local rank = draw % count
-    draw = next_random(draw)
-    local host = known
-    if rank > 0 then host = redis.call('ZRANGE', k.load, from + rank, from + rank)[1] end
-    if host and redis.call('SISMEMBER', k.cand, host) == 1 then return host, draw end
-    if count == 1 then break end -- a redraw would land on the same member
+  local next_draw = next_random(draw)
+  if count == 1 then
+    if redis.call('SISMEMBER', k.cand, known) == 1 then return known, next_draw end
+    return nil, next_draw
   end
-  return nil, draw
+  local n = math.min(count, TIE_WINDOW)
+  local start = from + draw % (count - n + 1)
+  local members = redis.call('ZRANGE', k.load, start, start + n - 1)
+  local in_cand = redis.call('SMISMEMBER', k.cand, unpack(members))
+  local cands = {}
+  for i, m in ipairs(members) do
+    if in_cand[i] == 1 then cands[#cands + 1] = m end
+  end
+  return least_recent(k, cands, next_draw), next_random(next_draw)
 end
 
 -- Slow path: walks the load ZSET upward in windows to the first candidate, whose load is the
--- lowest of any candidate, and picks uniformly among the candidates at that load. When that level
+-- lowest of any candidate, and picks the least recently picked candidate at that load. When that level
 -- goes on past the window (a busy fleet: every healthy pod tied at a load above a few lighter
 -- hosts that left the candidate set), it draws within the level (draw_in_level, from the
 -- candidate found: the members before it are not candidates) instead of reading it whole; only
--- when those draws miss (few candidates among many members) does it collect the level's
+-- when that window misses (few candidates among many members) does it collect the level's
 -- candidates, and past SCAN_MAX members it scores the candidate set directly.
 -- Returns host, load or nil when no candidate is in the ZSET.
 local function scan_least_loaded(k, draw)
@@ -492,7 +526,7 @@ local function scan_least_loaded(k, draw)
     local in_cand = redis.call('SMISMEMBER', k.cand, unpack(members)) -- one call per window
     for i = 1, #window, 2 do
       local score = tonumber(window[i + 1])
-      if best ~= nil and score > best then return least_of(found, draw) end
+      if best ~= nil and score > best then return least_of(k, found, draw) end
       if in_cand[(i + 1) / 2] == 1 then
         if best == nil and full and tonumber(window[#window]) == score then
           -- The first candidate (the lowest load of any): its level may run far past this window.
@@ -507,18 +541,18 @@ local function scan_least_loaded(k, draw)
         found[#found + 1] = window[i + 1]
       end
     end
-    if not full then return least_of(found, draw) end
+    if not full then return least_of(k, found, draw) end
     start = start + SCAN_WINDOW
   end
   -- Past SCAN_MAX members (many lighter non-candidates, or ties beyond it): score the set.
   return score_candidates(k, draw)
 end
 
--- Picks the candidate with the lowest load, ties broken uniformly by rnd. Common case: every
--- member of the load ZSET is a candidate, and the pick costs O(log N): lowest score, count of
--- members at that score, and the member at a random rank among them (they hold ranks
--- 0..ties-1). A draw that lands on a non-candidate is redrawn a few times (rejection sampling
--- stays uniform), then the scan decides. Returns host, load or nil.
+-- Picks the candidate with the lowest load, ties going to the least recently picked (read in a
+-- window of TIE_WINDOW members from a rank drawn by rnd). Common case: every member of the load
+-- ZSET is a candidate, and the pick costs O(log N + TIE_WINDOW): lowest score, count of members
+-- at that score, the window among them (they hold ranks 0..ties-1) and their seen scores. A window
+-- without a candidate leaves it to the scan. Returns host, load or nil.
 local function pick_least_loaded(k, rnd)
   local first = redis.call('ZRANGE', k.load, 0, 0, 'WITHSCORES')
   if #first == 0 then return nil, nil end
@@ -652,6 +686,7 @@ end
 local function take_lease(a, host, now)
   local written, new_bucket = add_lease(a.k, a.lease_id, host, a.cost, now + a.lease_ttl_ms, a.compat)
   if not written then return existing_reply(a) end
+  mark_picked(a.k, host)
   if new_bucket then keep_alive_after_bucket(a) end
   return nil
 end

@@ -81,8 +81,9 @@ describe("Higress counter hash (compat = 1)", () => {
   it("a dead lease leaves the counter with its bucket (healer or acquire), renewals move it along", async () => {
     const pool = new Pool(redis);
     const key = higressKey();
-    const [a, b] = hostList(2);
-    await pool.acquire({ leaseId: "dies", hosts: [a, b], rnd: 0, leaseTtlMs: 300, compatKey: key });
+    const hosts = hostList(2);
+    const a = (await pool.acquire({ leaseId: "dies", hosts, rnd: 0, leaseTtlMs: 300, compatKey: key })).host!;
+    const b = hosts.find((h) => h !== a)!;
     await pool.acquire({ leaseId: "lives", rnd: 0, leaseTtlMs: 300, compatKey: key });
     expect(await counters(key)).toEqual({ [a]: 1, [b]: 1 });
     expect(await pool.renew(60_000, ["lives"])).toBe(1);

@@ -162,9 +162,10 @@ describe("renewing many leases", () => {
 describe("penalties", () => {
   it("a failed request leaves a penalty on its host that steers traffic away, then expires", async () => {
     const pool = new Pool(redis);
-    const [a, b] = hostList(2);
-    const failed = await pool.acquire({ leaseId: "f", hosts: [a, b], rnd: 0 });
-    expect(failed.host).toBe(a);
+    const hosts = hostList(2);
+    const failed = await pool.acquire({ leaseId: "f", hosts, rnd: 0 });
+    const a = failed.host!;
+    const b = hosts.find((h) => h !== a)!;
     expect(await pool.release("f", { penaltyCost: 4, penaltyTtlMs: 400 })).toBe(1);
     expect((await pool.loads()).get(a)).toBe(4);
     expect(await redis.hget(pool.leaseKey, "f#p")).toMatch(new RegExp(`^${a} 4 \\d+$`));
@@ -225,8 +226,9 @@ describe("TTLs", () => {
 describe("inspect", () => {
   it("returns host, load pairs for the given hosts present in the pool", async () => {
     const pool = new Pool(redis);
-    const [a, b] = hostList(2);
-    await pool.acquire({ leaseId: "x", hosts: [a, b], cost: 3, rnd: 0 });
+    const hosts = hostList(2);
+    const a = (await pool.acquire({ leaseId: "x", hosts, cost: 3, rnd: 0 })).host!;
+    const b = hosts.find((h) => h !== a)!;
     expect(await pool.inspect([b, "10.9.9.9:1", a])).toEqual([b, "0", a, "3"]);
     expect(await pool.inspect([])).toEqual([b, "0", a, "3"]);
     expect(await new Pool(redis).inspect([a])).toEqual([]);

@@ -386,6 +386,31 @@ describe("validation refuses what the plugin cannot use", () => {
     expect(ok.config!.defaultConfig!.debugHeader).toBe("x-debug");
   });
 
+  // Envoy writes and reads any key through the ABI (context.cc replaceHeaderMapValue /
+  // getHeaderMapValue: Http::LowerCaseString, so upper case works, lower-cased), but an invalid
+  // name fails every request: the upstream codec refuses it (HeaderUtility::checkValidRequestHeaders,
+  // 503 "invalid header name"), and a downstream request can never carry it (hash_header).
+  it("cluster_header and hash_header are HTTP tokens; upper case is lower-cased; \"\" is the default", () => {
+    const CH = `{"lb_type":"cluster","lb_policy":"cluster_hash","lb_config":{"clusters":[{"cluster":"a","weight":100}],`;
+    const CM = `{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],`;
+    const EH = `{"lb_policy":"endpoint_hash","lb_config":{"serviceFQDN":"r","servicePort":1,`;
+    expect(error(CH + `"cluster_header":"x target"}}`))
+      .toBe("lb_config.cluster_header must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~), got 'x target'");
+    expect(error(CH + `"hash_header":"x-user:"}}`))
+      .toBe("lb_config.hash_header must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~), got 'x-user:'");
+    expectContains(error(CM + `"cluster_header":":authority"}}`), "lb_config.cluster_header must be an HTTP header name");
+    expectContains(error(CM + `"cluster_header":"x-c\\r\\nx-injected: 1"}}`), "lb_config.cluster_header must be an HTTP header name");
+    expectContains(error(EH + `"hash_header":"x user"}}`), "lb_config.hash_header must be an HTTP header name");
+    const h = parsePluginConfig(CH + `"cluster_header":"X-Target","hash_header":"X-User"}}`).config!.defaultConfig!;
+    expect(h.clusterHash.clusterHeader).toBe("x-target");
+    expect(h.clusterHash.hashHeader).toBe("x-user");
+    const d = parsePluginConfig(CH + `"cluster_header":"","hash_header":""}}`).config!.defaultConfig!;
+    expect(d.clusterHash.clusterHeader).toBe("x-higress-target-cluster");
+    expect(d.clusterHash.hashHeader).toBe("x-mse-consumer");
+    expect(parsePluginConfig(CM + `"cluster_header":"X-C"}}`).config!.defaultConfig!.clusterMetrics.clusterHeader).toBe("x-c");
+    expect(parsePluginConfig(EH + `"hash_header":"X-U"}}`).config!.defaultConfig!.endpointHash.hashHeader).toBe("x-u");
+  });
+
   it("hosts must be ip:port or host:port", () => {
     const ok = parsePluginConfig(glr(`"staticHosts":["10.0.0.1:8000","[::1]:80","pod-a.vllm.svc:8000"]`));
     expect(ok.error).toBe("");

@@ -2,7 +2,9 @@
 // (cluster_hash/lb_policy.go 31-76 at higress 8e4041c9; higress-parity.md section 9): `clusters`
 // a non-empty list of {cluster: non-empty string, weight: integer > 0} whose weights sum to exactly
 // 100 (duplicates allowed), `hash_header` (default x-mse-consumer), `cluster_header` (default
-// x-higress-target-cluster); an empty string means the default, as in Higress.
+// x-higress-target-cluster); an empty string means the default, as in Higress. Both header names
+// must be HTTP tokens (lower-cased, as Envoy's LowerCaseString does): Higress takes any text, but an
+// invalid name fails every request in Envoy (config/reader.ts headerName).
 import { JsonValue } from "../json/value";
 import { ConfigReader } from "./reader";
 
@@ -18,10 +20,10 @@ export class ClusterHashSettings {
 
 export function parseClusterHashSettings(r: ConfigReader): ClusterHashSettings {
   const s = new ClusterHashSettings();
-  const hash = r.str("hash_header", "");
-  if (hash.length > 0) s.hashHeader = hash.toLowerCase();
-  const target = r.str("cluster_header", "");
-  if (target.length > 0) s.clusterHeader = target.toLowerCase();
+  const hash = r.headerName("hash_header", "", true);
+  if (hash.length > 0) s.hashHeader = hash;
+  const target = r.headerName("cluster_header", "", true);
+  if (target.length > 0) s.clusterHeader = target;
   const o = r.obj;
   const v: JsonValue | null = o === null ? null : o.get("clusters");
   const items: JsonValue[] = v !== null && v.isArray() ? v.arr() : [];

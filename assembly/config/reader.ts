@@ -142,7 +142,10 @@ export class ConfigReader {
     return v.str();
   }
 
-  /** An HTTP header name (RFC 9110 token), lower-cased; "" only when `allowEmpty` (feature off). */
+  /** An HTTP header name (RFC 9110 token), lower-cased; "" passes only when `allowEmpty` (the
+   *  caller reads it as "off" or "the default"). Upper case works in Envoy (the ABI's header calls
+   *  key by Http::LowerCaseString, envoy-1.27 context.cc), a non-token fails every request there
+   *  (HeaderUtility::checkValidRequestHeaders in the upstream codec: 503 "invalid header name"). */
   headerName(name: string, def: string, allowEmpty: bool): string {
     const s = this.str(name, def);
     if ((s.length == 0 && allowEmpty) || isHeaderName(s)) return s.toLowerCase();

@@ -66,7 +66,8 @@ function probes(spec: Obj): { valid: unknown[]; invalid: unknown[] } {
       invalid: [spec.minimum - Math.max(spec.minimum / 2, 0.5), spec.maximum + 1, "x", false],
     };
     case "boolean": return { valid: [true, false], invalid: ["yes", 1] };
-    case "string": return { valid: ["abc"], invalid: [5, ["abc"]] };
+    // A pattern (header names, paths) is also probed with upper case and with a space.
+    case "string": return { valid: ["abc", ...(spec.pattern ? ["X-Abc"] : [])], invalid: [5, ["abc"], ...(spec.pattern ? ["a b"] : [])] };
     case "array": return { valid: [[], ["a", "b"]], invalid: ["a", [1]] };
     default: return { valid: ["anything", 5], invalid: [] };
   }
@@ -110,6 +111,11 @@ const CROSS_KEY_CASES: Case[] = [
   { name: "cluster_metrics with other Higress policies' keys (ignored)", config: { lb_type: "cluster", lb_policy: "cluster_metrics", lb_config: { service_list: ["outbound|80||a.dns"], maxRequestCount: 3, hash_header: "x", clusters: 5 } } },
   { name: "cluster_metrics with leaseTTL (not a Higress key)", config: { lb_type: "cluster", lb_policy: "cluster_metrics", lb_config: { service_list: ["outbound|80||a.dns"], leaseTTL: 30 } } },
   { name: "cluster_hash with other Higress policies' keys (ignored)", config: { lb_type: "cluster", lb_policy: "cluster_hash", lb_config: { clusters: [{ cluster: "outbound|80||a.dns", weight: 100 }], redisKeyTTL: 5, mode: "LeastBusy", password: 12345 } } },
+  { name: "cluster_metrics with cluster_header not a header name", config: { lb_type: "cluster", lb_policy: "cluster_metrics", lb_config: { service_list: ["outbound|80||a.dns"], cluster_header: "x target" } } },
+  { name: "cluster_metrics with an upper-case cluster_header", config: { lb_type: "cluster", lb_policy: "cluster_metrics", lb_config: { service_list: ["outbound|80||a.dns"], cluster_header: "X-Target" } } },
+  { name: "cluster_hash with cluster_header not a header name", config: { lb_type: "cluster", lb_policy: "cluster_hash", lb_config: { clusters: [{ cluster: "outbound|80||a.dns", weight: 100 }], cluster_header: "x-c:" } } },
+  { name: "cluster_hash with hash_header not a header name", config: { lb_type: "cluster", lb_policy: "cluster_hash", lb_config: { clusters: [{ cluster: "outbound|80||a.dns", weight: 100 }], hash_header: "x user" } } },
+  { name: "cluster_hash with empty header names (the defaults)", config: { lb_type: "cluster", lb_policy: "cluster_hash", lb_config: { clusters: [{ cluster: "outbound|80||a.dns", weight: 100 }], hash_header: "", cluster_header: "" } } },
   { name: "cluster_metrics with pickDeadlineMs", config: { lb_type: "cluster", lb_policy: "cluster_metrics", lb_config: { service_list: ["outbound|80||a.dns"], pickDeadlineMs: 500 } } },
   { name: "cluster_metrics with pickDeadlineMs 0", config: { lb_type: "cluster", lb_policy: "cluster_metrics", lb_config: { service_list: ["outbound|80||a.dns"], pickDeadlineMs: 0 } } },
   { name: "cluster_hash with pickDeadlineMs", config: { lb_type: "cluster", lb_policy: "cluster_hash", lb_config: { clusters: [{ name: "outbound|80||a.dns", weight: 1 }], pickDeadlineMs: 500 } } },

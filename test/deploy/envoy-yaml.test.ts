@@ -7,6 +7,7 @@
 //   ORIGINAL_DST cluster added by an EnvoyFilter in envoy/.
 // - EnvoyFilter: health checks are converted into the local gateway's health_check and parsed;
 //   ORIGINAL_DST clusters must route by header; cluster_header routes must name a WasmPlugin route.
+// - WasmPlugin fields and enum values: those of Higress's CRD.
 // - McpBridge: Higress's rules (name default, static domains are ip:port).
 // - envoy/local/*.yaml: the local gateway's own configuration.
 // Plus envoy/Dockerfile: the image layout Higress pulls, built from what `npm run build` writes.
@@ -80,6 +81,38 @@ describe("envoy/ YAML", () => {
     });
   });
 
+  // Higress's WasmPlugin CRD (alibaba/higress api/extensions/v1alpha1/wasmplugin.proto, fields in
+  // their JSON names; helm/core/crds/customresourcedefinitions.gen.yaml): `spec` is a structural
+  // schema, so a misspelt field (`failstrategy`, `matchRule`) is pruned (or refused by kubectl's
+  // strict field validation) and an enum value outside the CRD's is refused by the API server.
+  it("WasmPlugins use only the fields and enum values of Higress's WasmPlugin CRD", () => {
+    const SPEC = ["url", "sha256", "imagePullPolicy", "imagePullSecret", "verificationKey", "pluginConfig", "pluginName",
+      "phase", "priority", "failStrategy", "vmConfig", "defaultConfig", "matchRules", "defaultConfigDisable"];
+    const RULE = ["ingress", "domain", "config", "configDisable", "service", "routeType"];
+    const ENUMS: Record<string, string[]> = {
+      phase: ["UNSPECIFIED_PHASE", "AUTHN", "AUTHZ", "STATS"],
+      imagePullPolicy: ["UNSPECIFIED_POLICY", "IfNotPresent", "Always"],
+      failStrategy: ["FAIL_CLOSE", "FAIL_OPEN"],
+    };
+    const plugins = ofKind("WasmPlugin");
+    expect(plugins.length).toBeGreaterThan(0);
+    for (const { file, doc } of plugins) {
+      expect(doc.apiVersion, file).toBe("extensions.higress.io/v1alpha1");
+      expect(doc.metadata.namespace, `${file}: Higress reads WasmPlugins in its own namespace`).toBe("higress-system");
+      const spec = doc.spec as Obj;
+      expect(Object.keys(spec).filter((k) => !SPEC.includes(k)), file).toEqual([]);
+      for (const [k, values] of Object.entries(ENUMS)) if (spec[k] !== undefined) expect(values, `${file}: ${k}`).toContain(spec[k]);
+      // A load balancer falls back to the route's own balancing; FAIL_CLOSE (the default) 5xx's every request.
+      expect(spec.failStrategy, file).toBe("FAIL_OPEN");
+      if (spec.priority !== undefined) expect(Number.isInteger(spec.priority) && Math.abs(spec.priority) < 2 ** 31, `${file}: priority is an int32`).toBe(true);
+      expect(spec.url, file).toMatch(/^(oci|https?|file):\/\/\S+$/);
+      for (const [i, r] of ((spec.matchRules ?? []) as Obj[]).entries()) {
+        expect(Object.keys(r).filter((k) => !RULE.includes(k)), `${file} matchRules[${i}]`).toEqual([]);
+        expect(["ingress", "domain", "service"].some((k) => Array.isArray(r[k]) && r[k].length > 0), `${file} matchRules[${i}] matches something`).toBe(true);
+      }
+    }
+  });
+
   it("EnvoyFilters: health checks load as local gateway health checks on /metrics; ORIGINAL_DST clusters route by header; cluster_header routes are WasmPlugin routes", () => {
     const routes = new Set(pluginConfigs.flatMap((p) => p.routes));
     let checked = 0;
@@ -109,8 +142,15 @@ describe("envoy/ YAML", () => {
           expect(cfg.clusters[1].type).toBe("original_dst");
           checked++;
         } else if (p.applyTo === "HTTP_ROUTE") {
-          expect(v.route.cluster_header, file).toBe("x-higress-target-cluster");
-          expect(routes.has(p.match.routeConfiguration.vhost.route.name), `${file}: route is one a WasmPlugin in envoy/ matches`).toBe(true);
+          const route = p.match.routeConfiguration.vhost.route.name as string;
+          expect(routes.has(route), `${file}: route is one a WasmPlugin in envoy/ matches`).toBe(true);
+          // Envoy lower-cases both names (RouteEntryImplBase cluster_header_name_ and the Wasm
+          // header calls are Http::LowerCaseString): the route must read the header the plugin writes.
+          for (const c of pluginConfigs.filter((pc) => pc.routes.includes(route))) {
+            expect(c.config.lb_type, `${c.where}: a cluster_header route needs an lb_type: cluster policy`).toBe("cluster");
+            const written = String((c.config.lb_config ?? {}).cluster_header || "x-higress-target-cluster").toLowerCase();
+            expect(String(v.route.cluster_header).toLowerCase(), `${file}: the header ${c.where} writes`).toBe(written);
+          }
           checked++;
         } else {
           throw new Error(`${file}: patch ${p.applyTo}/${p.patch.operation} is not checked by this test`);

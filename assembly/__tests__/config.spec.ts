@@ -411,6 +411,17 @@ describe("validation refuses what the plugin cannot use", () => {
     expect(parsePluginConfig(EH + `"hash_header":"X-U"}}`).config!.defaultConfig!.endpointHash.hashHeader).toBe("x-u");
   });
 
+  // The service is written as the cluster_header's value: a control character can be neither a
+  // header value (Envoy's validHeaderString, envoy/http/header_map.h; checkValidRequestHeaders) nor
+  // a cluster Istio/Higress names, so every request picked for it would get 503.
+  it("service names (service_list, clusters[].cluster) hold no control characters", () => {
+    expect(error(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["outbound|80||a.dns","b\\r\\nx-injected: 1"]}}`))
+      .toBe("lb_config.service_list[1] must be an Envoy cluster name (no control characters), got 'b\\r\\nx-injected: 1'");
+    expect(error(`{"lb_type":"cluster","lb_policy":"cluster_hash","lb_config":{"clusters":[{"cluster":"a\\tb","weight":100}]}}`))
+      .toBe("lb_config.clusters[0].cluster must be an Envoy cluster name (no control characters), got 'a\\x09b'");
+    expect(parsePluginConfig(`{"lb_type":"cluster","lb_policy":"cluster_hash","lb_config":{"clusters":[{"cluster":"outbound|443||llm-a.internal.dns","weight":100}]}}`).error).toBe("");
+  });
+
   it("hosts must be ip:port or host:port", () => {
     const ok = parsePluginConfig(glr(`"staticHosts":["10.0.0.1:8000","[::1]:80","pod-a.vllm.svc:8000"]`));
     expect(ok.error).toBe("");
@@ -442,7 +453,7 @@ describe("validation refuses what the plugin cannot use", () => {
       [glr(`"keyPrefix":"a\\r\\nX: y"`), "got 'a\\r\\nX: y'"],
       [glr(`"healthyStatuses":["Healthy\\n"]`), "lb_config.healthyStatuses[0] must be one of Healthy, Degraded, Unhealthy, Draining, Timeout, Unknown, got 'Healthy\\n'"],
       [`{"lb_policy":"endpoint_metrics","lb_config":{"metricsPath":"/m\\r\\n"}}`, "got '/m\\r\\n'"],
-      [`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a\\nb","a\\nb"]}}`, "lb_config.service_list[1] repeats 'a\\nb'"],
+      [`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a\\nb"]}}`, "lb_config.service_list[0] must be an Envoy cluster name (no control characters), got 'a\\nb'"],
       [`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"mode":"Least\\nBusy"}}`, "(case-sensitive), got 'Least\\nBusy'"],
       [glr(`"bad\\r\\nkey":1`), "lb_config.bad\\r\\nkey is not a known key"],
     ];

@@ -1,5 +1,5 @@
 // Configuration text checks: exact numbers, header names, host names, host:port.
-import { isHeaderName, isHostName, isHostPort, isKeyPrefix, isNumberText, isPathText } from "../config/text_checks";
+import { isClusterName, isHeaderName, isHostName, isHostPort, isKeyPrefix, isNumberText, isPathText } from "../config/text_checks";
 
 describe("isNumberText: the whole string is one JSON number", () => {
   it("accepts", () => {
@@ -45,5 +45,13 @@ describe("other values", () => {
     expect(isPathText("/metrics")).toBe(true);
     expect(isPathText("metrics")).toBe(false);
     expect(isPathText("/a b")).toBe(false);
+  });
+
+  it("isClusterName: any text but control characters", () => {
+    expect(isClusterName("outbound|443||llm-a.internal.dns")).toBe(true);
+    expect(isClusterName("")).toBe(false);
+    expect(isClusterName("a\r\nb")).toBe(false);
+    expect(isClusterName("a\tb")).toBe(false);
+    expect(isClusterName("a\x7Fb")).toBe(false);
   });
 });

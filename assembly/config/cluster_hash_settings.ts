@@ -6,7 +6,9 @@
 // must be HTTP tokens (lower-cased, as Envoy's LowerCaseString does): Higress takes any text, but an
 // invalid name fails every request in Envoy (config/reader.ts headerName).
 import { JsonValue } from "../json/value";
-import { ConfigReader } from "./reader";
+import { ConfigReader, describeText } from "./reader";
+import { isClusterName } from "./text_checks";
+import { CLUSTER_NAME_RULE } from "./cluster_metrics_settings";
 
 export class WeightedCluster {
   constructor(public cluster: string, public weight: i32) {}
@@ -39,6 +41,7 @@ export function parseClusterHashSettings(r: ConfigReader): ClusterHashSettings {
     c.rejectUnknown(["cluster", "weight"]);
     const name = c.str("cluster", "");
     if (name.length == 0) r.errors.add(c.key("cluster") + " must be a non-empty string");
+    else if (!isClusterName(name)) r.errors.add(c.key("cluster") + " " + CLUSTER_NAME_RULE + describeText(name));
     if (!c.has("weight")) r.errors.add(c.key("weight") + " is required (an integer in [1, 100])");
     const w = c.int("weight", 0, 1, 100);
     sum += w;

@@ -1,5 +1,5 @@
 // Pure checks for configuration text: is a string exactly a number, an HTTP header name, a host,
-// a host:port. Each returns false rather than guessing, so the caller refuses the key by name.
+// a host:port, an Envoy cluster name. Each returns false rather than guessing, so the caller refuses the key by name.
 
 function isDigit(c: i32): bool { return c >= 0x30 && c <= 0x39; }
 function isAlpha(c: i32): bool { return (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A); }
@@ -103,6 +103,18 @@ export function isPathText(s: string): bool {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c <= 0x20 || c == 0x7F) return false;
+  }
+  return true;
+}
+
+/** An Envoy cluster name a cluster policy writes as a header value (outbound|443||llm-a.dns):
+ *  non-empty, no control character (none can be in a header value: Envoy validHeaderString,
+ *  HeaderUtility::checkValidRequestHeaders; nor in a name Istio/Higress give a cluster). */
+export function isClusterName(s: string): bool {
+  if (s.length == 0) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c == 0x7F) return false;
   }
   return true;
 }

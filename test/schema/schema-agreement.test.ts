@@ -115,6 +115,8 @@ const CROSS_KEY_CASES: Case[] = [
   { name: "cluster_metrics with an upper-case cluster_header", config: { lb_type: "cluster", lb_policy: "cluster_metrics", lb_config: { service_list: ["outbound|80||a.dns"], cluster_header: "X-Target" } } },
   { name: "cluster_hash with cluster_header not a header name", config: { lb_type: "cluster", lb_policy: "cluster_hash", lb_config: { clusters: [{ cluster: "outbound|80||a.dns", weight: 100 }], cluster_header: "x-c:" } } },
   { name: "cluster_hash with hash_header not a header name", config: { lb_type: "cluster", lb_policy: "cluster_hash", lb_config: { clusters: [{ cluster: "outbound|80||a.dns", weight: 100 }], hash_header: "x user" } } },
+  { name: "cluster_metrics with a control character in a service name", config: { lb_type: "cluster", lb_policy: "cluster_metrics", lb_config: { service_list: ["outbound|80||a.dns", "b\r\nx: 1"] } } },
+  { name: "cluster_hash with a control character in a cluster name", config: { lb_type: "cluster", lb_policy: "cluster_hash", lb_config: { clusters: [{ cluster: "a\tb", weight: 100 }] } } },
   { name: "cluster_hash with empty header names (the defaults)", config: { lb_type: "cluster", lb_policy: "cluster_hash", lb_config: { clusters: [{ cluster: "outbound|80||a.dns", weight: 100 }], hash_header: "", cluster_header: "" } } },
   { name: "cluster_metrics with pickDeadlineMs", config: { lb_type: "cluster", lb_policy: "cluster_metrics", lb_config: { service_list: ["outbound|80||a.dns"], pickDeadlineMs: 500 } } },
   { name: "cluster_metrics with pickDeadlineMs 0", config: { lb_type: "cluster", lb_policy: "cluster_metrics", lb_config: { service_list: ["outbound|80||a.dns"], pickDeadlineMs: 0 } } },

@@ -6,7 +6,8 @@
 //   McpBridge in envoy/ (or be a Kubernetes Service), and its metricsCluster must be an
 //   ORIGINAL_DST cluster added by an EnvoyFilter in envoy/.
 // - EnvoyFilter: health checks are converted into the local gateway's health_check and parsed;
-//   ORIGINAL_DST clusters must route by header; cluster_header routes must name a WasmPlugin route.
+//   ORIGINAL_DST clusters must route by header; cluster_header routes must name a WasmPlugin route,
+//   read the header it writes, and come with the early removal of that header from client requests.
 // - WasmPlugin fields and enum values: those of Higress's CRD.
 // - McpBridge: Higress's rules (name default, static domains are ip:port).
 // - envoy/local/*.yaml: the local gateway's own configuration.
@@ -113,6 +114,14 @@ describe("envoy/ YAML", () => {
     }
   });
 
+  /** Request headers the EnvoyFilters in envoy/ remove before routing (HCM early header mutation), lower-cased. */
+  const earlyRemoved = ofKind("EnvoyFilter").flatMap(({ doc }) => (doc.spec.configPatches as Obj[])
+    .filter((p) => p.applyTo === "NETWORK_FILTER")
+    .flatMap((p) => (p.patch.value?.typed_config?.early_header_mutation_extensions ?? []) as Obj[])
+    .flatMap((e) => (e.typed_config?.mutations ?? []) as Obj[])
+    .filter((m) => typeof m.remove === "string")
+    .map((m) => (m.remove as string).toLowerCase()));
+
   it("EnvoyFilters: health checks load as local gateway health checks on /metrics; ORIGINAL_DST clusters route by header; cluster_header routes are WasmPlugin routes", () => {
     const routes = new Set(pluginConfigs.flatMap((p) => p.routes));
     let checked = 0;
@@ -150,6 +159,21 @@ describe("envoy/ YAML", () => {
             expect(c.config.lb_type, `${c.where}: a cluster_header route needs an lb_type: cluster policy`).toBe("cluster");
             const written = String((c.config.lb_config ?? {}).cluster_header || "x-higress-target-cluster").toLowerCase();
             expect(String(v.route.cluster_header).toLowerCase(), `${file}: the header ${c.where} writes`).toBe(written);
+          }
+          // The header is untrusted input (RouteAction.cluster_header docs): while the plugin is not
+          // running (FAIL_OPEN after a fetch or VM failure) a client's own value would pick any
+          // cluster of the gateway. The HCM's early header mutation removes it before the route is
+          // first resolved and before any filter (envoy-1.27 conn_manager_utility.cc
+          // mutateRequestHeaders, called ahead of refreshCachedRoute in conn_manager_impl.cc).
+          expect(earlyRemoved, `${file}: ${v.route.cluster_header} is removed from client requests by an early header mutation`)
+            .toContain(String(v.route.cluster_header).toLowerCase());
+          checked++;
+        } else if (p.applyTo === "NETWORK_FILTER" && p.patch.operation === "MERGE" && v.typed_config?.early_header_mutation_extensions) {
+          expect(p.match.listener.filterChain.filter.name, file).toBe("envoy.filters.network.http_connection_manager");
+          expect(v.typed_config["@type"], file).toBe("type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager");
+          for (const e of v.typed_config.early_header_mutation_extensions as Obj[]) {
+            expect(e.name, file).toBe("envoy.http.early_header_mutation.header_mutation");
+            expect(e.typed_config["@type"], file).toBe("type.googleapis.com/envoy.extensions.http.early_header_mutation.header_mutation.v3.HeaderMutation");
           }
           checked++;
         } else {

@@ -8,7 +8,8 @@
 // Inputs: request start, response status, first response body chunk (TTFT), stream end.
 // Config: config/cluster_metrics_settings.ts; README "cluster_metrics" lists where it differs from Higress.
 // Failure behaviour: Redis unavailable or a bad reply -> the local AdaptiveScore pick (leased
-// locally); a header that cannot be written -> the route's own balancing. Never traps.
+// locally); a header that cannot be written (never in on_request_headers) -> no header, which on a
+// cluster_header route is Envoy's 503 cluster_not_found (router.cc Filter::decodeHeaders). Never traps.
 import { Policy } from "../policy";
 import { LbConfig } from "../../config/lb_config";
 import { MODE_ADAPTIVE_SCORE, MODE_NAMES } from "../../config/cluster_metrics_settings";

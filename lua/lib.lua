@@ -674,11 +674,13 @@ local function shed_reply(a, host, load)
 end
 
 -- After a write that may have created the leases ZSET and lease HASH (a new bucket aggregate):
--- the two always hold the same members, so they are emptied and recreated together, and load and
--- seen are created only by a sync (which re-arms every key). One PTTL tells whether the pool's
--- shared expiry needs re-arming.
+-- load and seen are created only by a sync (which re-arms every key), and the lease HASH is never
+-- created without the ZSET (an empty HASH has no aggregate, so the ZSET is empty too), but the
+-- ZSET is often created alone: the HASH outlives it with dead records, tombstones and "#dead"
+-- after the last aggregate settled. So one PTTL, the ZSET's, tells whether the pool's shared
+-- expiry needs re-arming (the HASH's did not: the ZSET stayed without a TTL).
 local function keep_alive_after_bucket(a)
-  local pttl = redis.call('PTTL', a.k.lease)
+  local pttl = redis.call('PTTL', a.k.leases)
   if pttl == -1 or pttl < a.pool_ttl_ms then keep_pool_alive(a.pool_keys, a.pool_ttl_ms) end
 end
 

@@ -213,6 +213,20 @@ describe("TTLs", () => {
     await expectAllExpiring(7_200_000);
   });
 
+  it("a bucket aggregate written after the leases ZSET emptied gets the pool's expiry (the lease HASH kept its own)", async () => {
+    const pool = new Pool(redis);
+    const opts = { leaseTtlMs: 100, candTtlMs: 2_000, hostStaleMs: 2_000 };
+    await pool.acquire({ leaseId: "dies", hosts: hostList(1), ...opts });
+    await sleep(400); // its bucket passed
+    // Settles that bucket (the leases ZSET empties and goes; the lease HASH keeps the dead record
+    // and "#dead"), then writes a new aggregate: the ZSET is created again, with no TTL until now.
+    expect((await pool.acquire({ leaseId: "next", rnd: 1, ...opts })).status).toBe("OK");
+    const keys = [pool.loadKey, pool.leasesKey, pool.leaseKey, pool.seenKey];
+    const ttls = ((await keys.reduce((m, k) => m.pttl(k), redis.multi()).exec())!).map(([, t]) => Number(t));
+    for (const [i, k] of keys.entries()) expect({ k, expiring: ttls[i] > 0 }).toEqual({ k, expiring: true });
+    expect(Math.max(...ttls) - Math.min(...ttls)).toBeLessThan(50); // one shared expiry
+  });
+
   it("an abandoned pool vanishes by itself", async () => {
     const pool = new Pool(redis);
     await pool.acquire({ leaseId: "a", hosts: hostList(2), leaseTtlMs: 100, candTtlMs: 100, hostStaleMs: 100 });

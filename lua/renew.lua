@@ -15,19 +15,31 @@ local k = pool_keys(false)
 local lease_ttl_ms = int_arg(ARGV[1], 'lease_ttl_ms', 1, MAX_TTL_MS)
 local restore = ARGV[2] == '+'
 local ids, hosts, costs = {}, {}, {}
+-- An id named again in the same call is renewed once: each occurrence would move its cost out of
+-- the old bucket again (the records are read once, before any move).
+local named = {}
+local function add_id(id, host, cost)
+  if named[id] then return end
+  named[id] = true
+  ids[#ids + 1] = id
+  hosts[#ids] = host
+  costs[#ids] = cost
+end
+local given
 if restore then
   if (#ARGV - 2) % 3 ~= 0 then fail('restore mode takes lease id, host, cost triplets') end
+  given = (#ARGV - 2) / 3
+  if given > MAX_RENEW_IDS then fail('at most ' .. MAX_RENEW_IDS .. ' lease ids per call, got ' .. given) end
   for i = 3, #ARGV, 3 do
     check_lease_id(ARGV[i])
     check_host(ARGV[i + 1], 'host')
-    ids[#ids + 1] = ARGV[i]
-    hosts[#hosts + 1] = ARGV[i + 1]
-    costs[#costs + 1] = int_arg(ARGV[i + 2], 'cost', 1, MAX_COST)
+    add_id(ARGV[i], ARGV[i + 1], int_arg(ARGV[i + 2], 'cost', 1, MAX_COST))
   end
 else
-  for i = 2, #ARGV do ids[#ids + 1] = ARGV[i] end
+  given = #ARGV - 1
+  if given > MAX_RENEW_IDS then fail('at most ' .. MAX_RENEW_IDS .. ' lease ids per call, got ' .. given) end
+  for i = 2, #ARGV do add_id(ARGV[i]) end
 end
-if #ids > MAX_RENEW_IDS then fail('at most ' .. MAX_RENEW_IDS .. ' lease ids per call, got ' .. #ids) end
 
 local now = now_ms()
 local b_new = bucket_of(now + lease_ttl_ms)

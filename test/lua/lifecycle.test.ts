@@ -102,6 +102,18 @@ describe("expiry and renewal", () => {
     await expectLoadMatchesLeases(pool);
   });
 
+  it("an id named twice in one renewal is renewed once: its old bucket loses its cost once, not twice", async () => {
+    const pool = new Pool(redis);
+    const [h] = hostList(1);
+    await pool.acquire({ leaseId: "x", hosts: [h], cost: 2 });
+    await pool.acquire({ leaseId: "y", cost: 1 }); // same host, same 250 ms bucket (most likely)
+    expect(await pool.renew(120_000, ["x", "x"])).toBe(1);
+    await expectLoadMatchesLeases(pool);
+    expect(await pool.renewOpen(180_000, [["x", h, 2], ["y", h, 1], ["x", h, 2]])).toBe(2);
+    await expectLoadMatchesLeases(pool);
+    expect(await pool.totalLoad()).toBe(3);
+  });
+
   it("restore mode counts again an open stream's lease Redis lost or let expire; tombstones and unknown hosts are left alone", async () => {
     const pool = new Pool(redis);
     const [a, b] = hostList(2);

@@ -245,8 +245,16 @@ end
 -- Records that lease records may be dead from time `at` on (a bucket with live leases passed, or
 -- a tombstone was written): the lease HASH's field "#dead" keeps the latest such time, and
 -- collect_dead walks the HASH only while it is set (nothing to look for otherwise).
+-- A healer mark of the lease HASH as a number: absent -> nil; unreadable (not written by these
+-- scripts) -> 0, the earliest time, so a walk runs and rewrites it instead of a Lua error (which
+-- would come after the settle's writes, on every call with a due bucket).
+local function mark_of(v)
+  if v == nil or v == false then return nil end
+  return tonumber(v) or 0
+end
+
 local function note_deaths(k, at)
-  local t = tonumber(redis.call('HGET', k.lease, '#dead') or '0')
+  local t = mark_of(redis.call('HGET', k.lease, '#dead')) or 0
   if at > t then redis.call('HSET', k.lease, '#dead', num_str(at)) end
 end
 
@@ -328,8 +336,10 @@ local function collect_dead(k, now, max)
     if #ids == max then return #ids, true end
   end
   local meta = redis.call('HMGET', k.lease, '#gc', '#gcs', '#gcp', '#dead')
-  local cursor, started, pending = meta[1] or '0', tonumber(meta[2] or ''), tonumber(meta[3] or '0')
-  local deaths = tonumber(meta[4] or '')
+  local cursor, started, pending = meta[1] or '0', mark_of(meta[2]), mark_of(meta[3]) or 0
+  local deaths = mark_of(meta[4])
+  -- A cursor or pass start that is not a number (HSCAN refuses such a cursor): a new pass.
+  if not string.find(cursor, '^%d+$') or started == nil then cursor = '0' end
   if cursor == '0' then
     if deaths == nil or deaths > now then return #ids, false end
     started, pending = now, 0

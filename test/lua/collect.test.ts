@@ -88,6 +88,19 @@ describe("collecting dead lease records", () => {
     expect(await pool.leaseIds()).toEqual(["keep"]);
   });
 
+  it("non-numeric healer marks are read as a pass to run again, not a script error after the settle wrote", async () => {
+    const pool = new Pool(suite.redis);
+    await pool.acquire({ leaseId: "dies", hosts: hostList(1), leaseTtlMs: 100 });
+    await pool.acquire({ leaseId: "keep", leaseTtlMs: 600_000 });
+    await suite.redis.hset(pool.leaseKey, "#dead", "x", "#gc", "x", "#gcs", "x", "#gcp", "x");
+    await sleep(400); // "dies"'s bucket passed: the next acquire settles it and notes a death
+    expect((await pool.acquire({ leaseId: "next", leaseTtlMs: 600_000 })).status).toBe("OK");
+    for (let i = 0; i < 5 && (await pool.leaseIds()).includes("dies"); i++) await pool.reconcile(100);
+    expect(await pool.leaseIds()).toEqual(["keep", "next"]);
+    expect(await suite.redis.hmget(pool.leaseKey, "#gc", "#gcs", "#gcp", "#dead")).toEqual([null, null, null, null]);
+    await expectLoadMatchesLeases(pool);
+  });
+
   it("records of the earlier layout are collected through their index; a renewal keeps their entry in step", async () => {
     const pool = new Pool(suite.redis);
     const [h] = hostList(1);

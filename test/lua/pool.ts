@@ -9,7 +9,7 @@ import { bundleLuaScripts, luaLibrary } from "../../scripts/lua-bundle.mjs";
 export const SCRIPTS = bundleLuaScripts(process.env.LLMLB_LUA_DIR || undefined);
 /** The same scripts as one function library (what the plugin calls with FCALL). */
 export const LIBRARY = luaLibrary(process.env.LLMLB_LUA_DIR || undefined);
-export type ScriptName = "acquire" | "release" | "renew" | "reconcile" | "inspect" | "prefix_write" | "charge" | "prefix" | "model" | "queue" | "sync" | "records";
+export type ScriptName = "acquire" | "release" | "renew" | "reconcile" | "inspect" | "prefix_write" | "charge" | "prefix" | "model" | "queue" | "sync" | "records" | "score";
 
 /** Hosts one call may carry (lua/lib.lua MAX_HOSTS); lease ids one renew may carry (MAX_RENEW_IDS). */
 export const CALL_HOSTS = 500;

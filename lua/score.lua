@@ -9,7 +9,7 @@
 -- {"NO_CANDIDATE"} (no scored host is a candidate); an error reply for malformed arguments
 -- (nothing written). Full contract: lua/README.md.
 
-local k = int_arg(ARGV[8], 'k', 1)
+local k = int_arg(ARGV[8], 'k', 1, MAX_HOSTS) -- scored services: each costs a SISMEMBER and a ZSCORE
 local a = read_acquire_args('score', 9 + 2 * k)
 local scored = {}
 for i = 1, k do

@@ -65,6 +65,7 @@ describe("caps on what a script writes", () => {
       ["sync chunk", () => runScript(redis, "sync", [...pool.keys(), pool.stagingKey()], [60_000, 120_000, 0, 1, ...hostList(501)]), /at most 500 hosts per chunk/],
       ["sync total", () => runScript(redis, "sync", [...pool.keys(), pool.stagingKey()], [60_000, 120_000, 9_600, 1, ...hostList(401)]), /at most 10000 hosts/],
       ["sync lost chunk", () => runScript(redis, "sync", [...pool.keys(), pool.stagingKey()], [60_000, 120_000, 500, 1, ...hostList(2)]), /does not hold the 500 hosts sent/],
+      ["scored services", () => runScript(redis, "score", pool.keys(), ["a", 1, 60_000, 60_000, 0, 0, 0, 501, ...hostList(501).flatMap((h) => [h, 1]), 0]), /k must be <= 500/],
       ["inspect hosts", () => pool.inspect(hostList(501)), /at most 500 hosts/],
       ["healer batch", () => pool.reconcile(251), /max must be <= 250/],
       ["level key", () => runScript(redis, "prefix", [...pool.keys(), `${pool.ns}:p:${huge}:x`], prefixArgs("a", hosts)), /key longer than 512/],

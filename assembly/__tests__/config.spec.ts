@@ -375,6 +375,12 @@ describe("validation refuses what the plugin cannot use", () => {
     expectContains(error(glr(`"priorityHeader":""`)), "lb_config.priorityHeader must be an HTTP header name");
     expectContains(error(`{"lb_policy":"header","lb_config":{"header":":authority"}}`), "lb_config.header must be an HTTP header name");
     expect(parsePluginConfig(glr(`"debugHeader":"X-LLMLB-Debug","destinationHeader":""`)).config!.defaultConfig!.debugHeader).toBe("x-llmlb-debug");
+    // Request headers the plugin reads: a name no request can carry would turn the feature off unseen.
+    expect(error(glr(`"queueTenantHeader":"x tenant"`)))
+      .toBe("lb_config.queueTenantHeader must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~), got 'x tenant'");
+    expectContains(error(`{"lb_policy":"predicted_latency","lb_config":{"sloTtftHeader":"x-slo:ttft"}}`), "lb_config.sloTtftHeader must be an HTTP header name");
+    expectContains(error(`{"lb_policy":"predicted_latency","lb_config":{"sloTpotHeader":"x slo"}}`), "lb_config.sloTpotHeader must be an HTTP header name");
+    expect(parsePluginConfig(glr(`"queueTenantHeader":""`)).error).toBe("");
   });
 
   it("debugHeader is an HTTP token under the cluster policies too", () => {

@@ -18,7 +18,7 @@ export function parseQueueSettings(r: ConfigReader): QueueSettings {
   const s = new QueueSettings();
   s.capacity = r.int("queueCapacity", 0, 0, 1000000);
   s.maxWaitMs = r.int("queueMaxWaitMs", 10000, 1, 3600000, "milliseconds");
-  s.tenantHeader = r.str("queueTenantHeader", s.tenantHeader).toLowerCase();
+  s.tenantHeader = r.headerName("queueTenantHeader", s.tenantHeader, true); // "": one shared tenant
   s.pollMs = r.int("queuePollMs", 100, 10, 10000, "milliseconds");
   s.entryTtlMs = r.int("queueEntryTtlMs", 3000, 100, 3600000, "milliseconds");
   if (s.capacity > 0 && s.entryTtlMs < 2 * s.pollMs) r.errors.add(r.key("queueEntryTtlMs") + " must be at least twice queuePollMs, got " + s.entryTtlMs.toString());

@@ -12,7 +12,8 @@
 // unchanged.
 // Failure behaviour: throws at construction if a bundle reads the clock in a form other than
 // `redis.call('TIME')`, or keeps a TIME call after the rewrite (lua/ changed shape: virtual time
-// would silently read the wall clock).
+// would silently read the wall clock); throws in translate when the plugin sends a clock-reading
+// script or a library function lua/ does not build (a plugin built before lua/ changed).
 import { createHash } from "node:crypto";
 import { bundleLuaScripts, embeddedLuaParts, luaLibrary } from "../../scripts/lua-bundle.mjs";
 import { encodeCommand } from "../../host-test/resp.js";
@@ -60,6 +61,8 @@ export function decodeCommand(query: Buffer): Buffer[] | null {
 export class VirtualLua {
   private readonly bySha = new Map<string, Variant>();
   private readonly byFunction = new Map<string, Variant>();
+  /** Every function name of the libraries lua/ gives (clock or not). */
+  private readonly functions = new Set<string>();
   /** Script calls rewritten (EVALSHA, EVAL, FCALL), for reports and tests. */
   rewritten = 0;
 
@@ -75,6 +78,7 @@ export class VirtualLua {
     }
     for (const library of [parts.library, luaLibrary(dir)]) {
       for (const [name, fn] of Object.entries(library.functions)) {
+        this.functions.add(fn);
         const variant = this.bySha.get(embedded[name].sha1);
         if (variant) this.byFunction.set(fn, variant);
       }
@@ -92,7 +96,15 @@ export class VirtualLua {
     if (verb === "EVALSHA") variant = this.bySha.get(args[1].toString().toLowerCase());
     else if (verb === "EVAL") variant = this.bySha.get(sha1(args[1]));
     else if (verb === "FCALL") variant = this.byFunction.get(args[1].toString());
-    if (!variant) return query;
+    if (!variant) {
+      // A script reading the clock that lua/ does not give: the plugin was built from other Lua
+      // (lua/ changed after the build). It would run on the wall clock and the run's numbers would
+      // mean nothing, so the run stops.
+      if ((verb === "EVAL" && readsTime(args[1].toString())) || (verb === "FCALL" && /^llmlb_/.test(args[1].toString()) && !this.functions.has(args[1].toString()))) {
+        throw new Error(`virtual-lua: the plugin's ${verb} ${verb === "FCALL" ? args[1].toString() : "script"} is not one lua/ builds: build/ is older than lua/ (npm run build)`);
+      }
+      return query;
+    }
     this.rewritten++;
     // An FCALL becomes the variant's EVALSHA; its NOSCRIPT reply makes the plugin send EVAL.
     const body = verb === "EVAL" ? variant.text : variant.sha1;

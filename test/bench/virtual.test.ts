@@ -96,6 +96,16 @@ describe("virtual Lua time", () => {
     expect(lua.rewritten).toBe(2 * embedded.length);
   });
 
+  it("stops a run whose plugin was built from other Lua than lua/: its scripts would read the wall clock", () => {
+    const lua = new VirtualLua();
+    const stale = "local t = redis.call('TIME')\nreturn t[1] -- an older build's text";
+    expect(() => lua.translate(encodeCommand(["EVAL", stale, 0]), 1_000)).toThrow(/build\/ is older than lua\//);
+    expect(() => lua.translate(encodeCommand(["FCALL", "llmlb_000000000000_acquire", 0]), 1_000)).toThrow(/npm run build/);
+    // Not ours, or not reading the clock: passed as is.
+    expect(lua.translate(encodeCommand(["EVAL", "return 1", 0]), 1_000).toString()).toContain("return 1");
+    expect(lua.translate(encodeCommand(["FCALL", "other_fn", 0]), 1_000).toString()).toContain("other_fn");
+  });
+
   it("refuses a bundle that reads the clock in a form it cannot replace", async () => {
     const { virtualScriptText, readsTime } = await import("../../bench/virtual/virtual-lua.js");
     const odd = "local t = redis.call(\"TIME\")\nreturn t[1]";

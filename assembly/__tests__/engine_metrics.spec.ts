@@ -187,6 +187,16 @@ describe("parseEngineMetrics: rules", () => {
     expect(parseEngineMetrics("vllm:num_requests_running 3").truncated).toBe(true);
   });
 
+  it("a complete body (polled): its last line counts without a line break, nothing is truncated", () => {
+    const m = parseEngineMetrics("vllm:num_requests_running 2\nvllm:num_requests_waiting 3", "", true);
+    expect(m.valid).toBe(true);
+    expect(m.running).toBe(2.0);
+    expect(m.waiting).toBe(3.0);
+    expect(m.truncated).toBe(false);
+    expect(readGauge("g 1\ng 2", "g", "", true)).toBe(3.0);
+    expect(readGauge("g 1\ng 2", "g")).toBe(1.0); // a health-check text may be cut: not counted
+  });
+
   it("a body with both prefixes takes the engine that reports load", () => {
     const m = parseEngineMetrics("vllm:cache_config_info{block_size=\"16\"} 1\nsglang:num_running_reqs 5\n");
     expect(m.engine).toBe("sglang");

@@ -6,7 +6,8 @@
 // is the largest per-engine value. LoRA: vLLM prints a new `vllm:lora_requests_info` series per
 // change with the change's unix time as value; the newest series wins (the first on a tie).
 // Failure behaviour: never throws; `valid` is false when no running/waiting/KV metric was found;
-// `truncated` flags a body that does not end with a line break (its last line was ignored).
+// `truncated` flags a body that does not end with a line break (its last line was ignored, unless
+// the caller says the body is complete: a polled one is, Higress's health-check text may be cut).
 
 import { PromSample, SampleVisitor, forEachSampleIn } from "./prometheus";
 import { utf8Encode } from "../util/utf8";
@@ -193,17 +194,18 @@ function fillFrom(result: EngineMetrics, totals: EngineTotals): void {
   result.valid = totals.sawLoad();
 }
 
-export function parseEngineMetrics(text: string, modelFilter: string = ""): EngineMetrics {
-  return parseEngineMetricsIn(utf8Encode(text), modelFilter);
+export function parseEngineMetrics(text: string, modelFilter: string = "", complete: bool = false): EngineMetrics {
+  return parseEngineMetricsIn(utf8Encode(text), modelFilter, complete);
 }
 
-/** parseEngineMetrics over the body's UTF-8 bytes (what the plugin holds), scanned in place. */
-export function parseEngineMetricsIn(bytes: Uint8Array, modelFilter: string = ""): EngineMetrics {
+/** parseEngineMetrics over the body's UTF-8 bytes (what the plugin holds), scanned in place.
+ *  `complete`: the body is known to be whole, so a last line without its break counts. */
+export function parseEngineMetricsIn(bytes: Uint8Array, modelFilter: string = "", complete: bool = false): EngineMetrics {
   const collector = new EngineMetricsCollector(modelFilter);
-  forEachSampleIn(bytes, collector);
+  forEachSampleIn(bytes, collector, complete);
   const result = new EngineMetrics();
   const length = bytes.length;
-  result.truncated = length > 0 && bytes[length - 1] != 10;
+  result.truncated = !complete && length > 0 && bytes[length - 1] != 10;
   // A server is one engine; if a body somehow carries both prefixes, the one with load wins.
   const vllm = collector.vllm;
   const sglang = collector.sglang;

@@ -33,13 +33,13 @@ class GaugeSum extends SampleVisitor {
   }
 }
 
-export function readGauge(text: string, name: string, modelFilter: string = ""): f64 {
-  return readGaugeIn(utf8Encode(text), name, modelFilter);
+export function readGauge(text: string, name: string, modelFilter: string = "", complete: bool = false): f64 {
+  return readGaugeIn(utf8Encode(text), name, modelFilter, complete);
 }
 
-/** readGauge over the body's UTF-8 bytes, scanned in place. */
-export function readGaugeIn(bytes: Uint8Array, name: string, modelFilter: string = ""): f64 {
+/** readGauge over the body's UTF-8 bytes, scanned in place (`complete`: as parseEngineMetricsIn). */
+export function readGaugeIn(bytes: Uint8Array, name: string, modelFilter: string = "", complete: bool = false): f64 {
   const reader = new GaugeSum(name, modelFilter);
-  forEachSampleIn(bytes, reader);
+  forEachSampleIn(bytes, reader, complete);
   return reader.seen ? reader.sum : NaN;
 }

@@ -100,6 +100,22 @@ describe("metricsSource: poll", () => {
     for (let i = 0; i < 3; i++) { const s = chat(h); expect(picked(s)).toBe(B); s.complete(); }
   });
 
+  it("a polled body is complete: its last line counts without a trailing line break", async () => {
+    // Envoy hands over the whole response (AsyncRequestImpl buffers it to the end); only Higress's
+    // health-check text is cut at 64 KiB, where a last line without its break may be a cut one.
+    h = await makeHost(pollConfig(), [{ address: A }, { address: B }]);
+    chat(h).complete();
+    h.advance(1000);
+    for (const c of [...h.httpCalls]) {
+      const busy = c.header("x-envoy-original-dst-host") === A;
+      // A's queue is its last line, printed without "\n" (an exporter may end so).
+      c.respond({ status: 200, body: busy ? vllmBody(0, 0).replace(/vllm:num_requests_waiting\{[^\n]*\n/, "") +
+        'vllm:num_requests_waiting{engine="0",model_name="m"} 9.0' : vllmBody(2) });
+    }
+    h.advance(200);
+    for (let i = 0; i < 3; i++) { const s = chat(h); expect(picked(s)).toBe(B); s.complete(); }
+  });
+
   it("one VM per gateway scrapes a host per interval", async () => {
     h = await makeHost(pollConfig(), [{ address: A }, { address: B }], { workers: 3 });
     for (let vm = 0; vm < 3; vm++) chat(h, { vm }).complete();

@@ -24,12 +24,14 @@ class CachedHost {
   report: HostReport | null = null;
 }
 
-/** Parses a metrics text (UTF-8 bytes) under the settings (configured engine, target metric). */
-export function reportFromText(text: Uint8Array, s: MetricsSettings, now: f64): HostReport {
-  const m: EngineMetrics = parseEngineMetricsIn(text);
+/** Parses a metrics text (UTF-8 bytes) under the settings (configured engine, target metric).
+ *  `complete`: a polled body (Envoy hands it over whole), whose last line counts without its line
+ *  break; Higress's health-check text may be cut at 64 KiB, so there it does not. */
+export function reportFromText(text: Uint8Array, s: MetricsSettings, now: f64, complete: bool): HostReport {
+  const m: EngineMetrics = parseEngineMetricsIn(text, "", complete);
   // A configured engine means: trust only that engine's metric names.
   if (s.engine != "auto" && m.engine != s.engine) m.valid = false;
-  const gauge = s.targetMetric.length > 0 ? readGaugeIn(text, s.targetMetric) : NaN;
+  const gauge = s.targetMetric.length > 0 ? readGaugeIn(text, s.targetMetric, "", complete) : NaN;
   return new HostReport(metricsFingerprintIn(text), now, m, gauge);
 }
 
@@ -78,7 +80,7 @@ export class MetricsCache {
     if (shared !== null && shared.fingerprint == fp) { e.report = shared; return shared; }
     const text = metricsBytesOf(snapshot, hostEntry, this.scratch);
     if (text.length == 0) { e.report = null; return null; }
-    const parsed = reportFromText(text, this.s, now);
+    const parsed = reportFromText(text, this.s, now, false);
     parsed.fingerprint = fp;
     this.parses++;
     e.report = parsed;

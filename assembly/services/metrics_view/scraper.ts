@@ -73,7 +73,7 @@ export class Scraper {
     if (status === null || status != "200") return true;
     const body = host.getBufferBytes(host.BufferType.HttpCallResponseBody, 0, bodySize);
     if (body === null) return true;
-    const report = reportFromText(Uint8Array.wrap(body), p.cache.s, now);
+    const report = reportFromText(Uint8Array.wrap(body), p.cache.s, now, true);
     if (!report.metrics.valid) return true;
     this.succeeded++;
     p.cache.publish(p.address, report);

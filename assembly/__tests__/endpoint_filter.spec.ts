@@ -36,6 +36,20 @@ describe("bands (min <= v <= min + (max - min) / n)", () => {
   it("highest band mirrors it (metric_policy most)", () => {
     expect(highestBand(allIndices(4), [1, 9, 7, 2])).toStrictEqual([1, 2]); // 9 - 8 / 4 = 7
   });
+
+  it("infinite values: the width comes from the finite ones; an infinite best keeps the hosts at it", () => {
+    // Every host at +Inf (a queue an engine printed as +Inf, or sums that overflowed): all tie.
+    expect(lowestBand(allIndices(3), [Infinity, Infinity, Infinity], true)).toStrictEqual([0, 1, 2]);
+    expect(lowestBand(allIndices(2), [Infinity, Infinity], false)).toStrictEqual([0, 1]);
+    // One +Inf among finite values: the band is the finite one's (min 0, max 8, n 3: floor 2.67 = 2).
+    expect(lowestBand(allIndices(4), [0, 8, Infinity, 2], true)).toStrictEqual([0, 3]);
+    expect(lowestBand(allIndices(3), [NaN, Infinity, 5], false)).toStrictEqual([2]);
+    // A -Inf is the lowest there is.
+    expect(lowestBand(allIndices(3), [-Infinity, 1, -Infinity], false)).toStrictEqual([0, 2]);
+    expect(highestBand(allIndices(3), [1, Infinity, 3])).toStrictEqual([1]);
+    expect(highestBand(allIndices(3), [-Infinity, -Infinity, NaN])).toStrictEqual([0, 1]);
+    expect(highestBand(allIndices(4), [1, 9, -Infinity, 7])).toStrictEqual([1, 3]); // 9 - 8 / 4 = 7
+  });
 });
 
 describe("filterTree (metric_policy default)", () => {

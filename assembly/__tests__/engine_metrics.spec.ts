@@ -174,6 +174,17 @@ describe("parseEngineMetrics: rules", () => {
     expect(onlyNaN.running).toBe(0.0);
   });
 
+  it("-Inf load samples are skipped like NaN: a +Inf series and a -Inf one do not sum to NaN", () => {
+    const m = parseEngineMetrics(
+      "vllm:num_requests_running{engine=\"0\"} +Inf\nvllm:num_requests_running{engine=\"1\"} -Inf\n" +
+      "vllm:num_requests_waiting{engine=\"0\"} -Inf\nvllm:num_requests_waiting{engine=\"1\"} 2\n" +
+      "vllm:kv_cache_usage_perc -Inf\n");
+    expect(m.running).toBe(Infinity);
+    expect(m.waiting).toBe(2.0);
+    expect(m.hasKv).toBe(false);
+    expect(parseEngineMetrics("vllm:num_requests_waiting -Inf\n").valid).toBe(false);
+  });
+
   it("no load metric: valid is false, engine empty when nothing is recognised", () => {
     const cases = ["", "\n\n", "# HELP x\n", "foo 1\nbar{a=\"b\"} 2\n", "vllm:num_requests_running_total 3\n",
       "vllm:num_requests_running 3"]; // the last is cut: ignored

@@ -5,7 +5,8 @@
 // and waiting are summed, KV usage is the maximum (the fullest engine decides), cache geometry
 // is the largest per-engine value. LoRA: vLLM prints a new `vllm:lora_requests_info` series per
 // change with the change's unix time as value; the newest series wins (the first on a tie).
-// Failure behaviour: never throws; `valid` is false when no running/waiting/KV metric was found;
+// Failure behaviour: never throws; NaN and -Inf load samples are skipped (so no total is NaN);
+// `valid` is false when no running/waiting/KV metric was found;
 // `truncated` flags a body that does not end with a line break (its last line was ignored, unless
 // the caller says the body is complete: a polled one is, Higress's health-check text may be cut).
 
@@ -129,8 +130,10 @@ class EngineMetricsCollector extends SampleVisitor {
       const vllm = totals == this.vllm;
       totals.blocks = max(totals.blocks, parseLabelCount(sample.label(vllm ? "num_gpu_blocks" : "num_pages")));
       totals.blockSize = max(totals.blockSize, parseLabelCount(sample.label(vllm ? "block_size" : "page_size")));
-    } else if (isNaN(value)) {
-      return; // a NaN gauge carries no load information; do not let it poison sums
+    } else if (isNaN(value) || value == -Infinity) {
+      // No load information: NaN, and -Inf (no count is below zero), which summed with a +Inf
+      // series made the total NaN and the host unplaceable.
+      return;
     } else if (series == RUNNING) {
       totals.running += value;
       totals.sawRunning = true;

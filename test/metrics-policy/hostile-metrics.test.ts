@@ -30,12 +30,13 @@ describe("endpoint_metrics on hostile engine numbers", () => {
     }
   }
 
-  // Every pod reporting an infinite queue (+Inf, or finite series whose sum overflows): the filter
-  // tree's bands had no finite width, kept no pod, and a request of normal priority was shed as if
-  // it were sheddable (429 no_capacity_for_sheddable).
+  // Every pod reporting an infinite queue (+Inf, or finite series whose sum overflows), or series
+  // of +Inf and -Inf (a NaN sum): the filter tree's bands had no finite width, kept no pod, and a
+  // request of normal priority was shed as if it were sheddable (429 no_capacity_for_sheddable).
   for (const [name, waiting] of [
     ["+Inf", "+Inf"],
     ["1e308 on two engines", '1e308\nvllm:num_requests_waiting{engine="1",model_name="m"} 1e308'],
+    ["+Inf and -Inf on two engines", '+Inf\nvllm:num_requests_waiting{engine="1",model_name="m"} -Inf'],
   ] as const) {
     for (const [tree, cfg] of [["filter tree", {}], ["filter tree, queueLimit 0", { queueLimit: 0 }]] as const) {
       it(`${tree}: every pod with a queue of ${name}: a normal request is placed, not shed`, async () => {

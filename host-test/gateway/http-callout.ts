@@ -6,7 +6,8 @@
 // "upstream request timeout", a connect failure or a reset before the response headers a 503
 // with the router's text, no healthy host a 503 "no healthy upstream"; the guest sees :status,
 // content-length, content-type and the body. Only a reset after the response headers reaches the
-// guest as a failure (0 headers, 0 body): `done(null)`.
+// guest as a failure (0 headers, 0 body): `done(null)`, and so does the timeout once the response
+// headers arrived.
 // Used by the gateway and by the facade's "real" mode.
 import http from "node:http";
 import type { HttpCalloutRequest, HttpCalloutResponse } from "../abi/backend.js";
@@ -75,9 +76,12 @@ export function sendHttpCallout(address: string, req: HttpCalloutRequest, agent:
     res.on("aborted", () => finish(null));
     res.on("error", () => finish(null));
   });
-  // Envoy's http_call timeout is the route timeout of the async request: total, not idle.
+  // Envoy's http_call timeout is the route timeout of the async request: total, not idle. The
+  // router answers it with its 504 local reply, which the async stream turns into a reset once the
+  // response headers were passed on (async_client_impl.h AsyncStreamImpl::sendLocalReply;
+  // router.cc onUpstreamAbort): the guest then sees a failure, 0 headers.
   if (req.timeoutMs > 0) {
-    timer = setTimeout(() => { finish(calloutFailure("timeout")); r.destroy(); }, req.timeoutMs);
+    timer = setTimeout(() => { finish(responded ? null : calloutFailure("timeout")); r.destroy(); }, req.timeoutMs);
   }
   r.on("error", (err: NodeJS.ErrnoException) => {
     if (responded) { finish(null); return; }

@@ -1,0 +1,60 @@
+// proxy_http_call answers that Envoy's AsyncClient turns into failures, through the facade's real
+// HTTP mode against raw TCP servers (each response written byte for byte). Sources (higress-group/
+// envoy envoy-1.27): source/common/http/async_client_impl.h AsyncStreamImpl::sendLocalReply (once
+// response headers were passed on, a local reply is a reset), async_client_impl.cc
+// AsyncRequestSharedImpl::onData / onReset (a body over `http.async_response_buffer_limit`, 32 MiB
+// by default, is ExceedResponseBufferLimit), extensions/common/wasm/context.cc onHttpCallFailure
+// (any failure reaches the guest as 0 headers, 0 body, 0 trailers), http1/codec_impl.cc
+// completeCurrentHeader / checkMaxHeadersSize (upstream limits: 100 headers, 80 KiB) and
+// router.cc onUpstreamReset (a protocol error is a 502 local reply).
+import net from "node:net";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { TestHost } from "../../host-test/facade/index.js";
+import { buildGuest } from "./guests/build.js";
+
+let g: string;
+beforeAll(async () => { g = await buildGuest("scripted-100"); });
+
+const servers: net.Server[] = [];
+afterEach(() => { for (const s of servers.splice(0)) s.close(); });
+
+/** A server that answers each request with `write(socket)` (raw bytes; it may leave the socket open). */
+async function rawServer(write: (socket: net.Socket) => void): Promise<string> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    socket.on("error", () => {});
+    socket.once("data", () => write(socket));
+  });
+  const close = server.close.bind(server);
+  server.close = ((cb?: (err?: Error) => void) => { for (const s of sockets) s.destroy(); return close(cb); }) as typeof server.close;
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  return `127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+}
+
+/** Runs the scripted guest's http_call (timeout 1000 ms) against `address`; its response log line. */
+async function callOnce(address: string): Promise<string> {
+  const h = await TestHost.create({ wasm: g, configuration: "http=lookup", http: "real",
+    clusters: { c: [{ address: "10.0.0.1:8000" }], lookup: [{ address }] } });
+  try {
+    h.stream({ headers: { "x-headers-action": "http" } }).sendRequestHeaders(true);
+    await h.calloutsIdle();
+    const line = h.logMessages().find((m) => m.startsWith("http_response"));
+    expect(line).toBeDefined();
+    return line!;
+  } finally { h.close(); }
+}
+
+describe("http_call failures as Envoy's AsyncClient reports them", () => {
+  it("the timeout after the response headers arrived is a reset: 0 headers, not the 504 local reply", async () => {
+    const address = await rawServer((s) => s.write("HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nabc")); // then stalls
+    expect(await callOnce(address)).toMatch(/ headers=0 status= body=$/);
+  });
+
+  it("the timeout before any response header is the router's 504 local reply", async () => {
+    const address = await rawServer(() => {}); // never answers
+    expect(await callOnce(address)).toMatch(/ headers=3 status=504 body=upstream request timeout$/);
+  });
+});

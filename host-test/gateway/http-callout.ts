@@ -6,8 +6,8 @@
 // "upstream request timeout", a connect failure or a reset before the response headers a 503
 // with the router's text, no healthy host a 503 "no healthy upstream"; the guest sees :status,
 // content-length, content-type and the body. Only a reset after the response headers reaches the
-// guest as a failure (0 headers, 0 body): `done(null)`, and so does the timeout once the response
-// headers arrived.
+// guest as a failure (0 headers, 0 body): `done(null)`, and so do the timeout once the response
+// headers arrived and a body over the AsyncClient's 32 MiB buffer limit.
 // Used by the gateway and by the facade's "real" mode.
 import http from "node:http";
 import type { HttpCalloutRequest, HttpCalloutResponse } from "../abi/backend.js";
@@ -38,6 +38,12 @@ export function calloutFailure(kind: RouterReplyKind): HttpCalloutResponse {
   };
 }
 
+/** The AsyncClient's response buffer limit: runtime `http.async_response_buffer_limit`, default
+ *  kBufferLimitForResponse (envoy-1.27 async_client_impl.h). A body past it resets the request
+ *  and the guest gets a failure (AsyncRequestSharedImpl::onData / onReset:
+ *  ExceedResponseBufferLimit; context.cc onHttpCallFailure: 0 headers, 0 body). */
+export const ASYNC_RESPONSE_BUFFER_LIMIT = 32 * 1024 * 1024;
+
 const CONNECT_FAILURES = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ECONNTIMEOUT", "EADDRNOTAVAIL"]);
 
 /** Envoy's ORIGINAL_DST cluster reads the destination from this request header (use_http_header). */
@@ -66,7 +72,12 @@ export function sendHttpCallout(address: string, req: HttpCalloutRequest, agent:
   const r = http.request({ host, port, method, path, headers, agent }, (res) => {
     responded = true;
     const chunks: Buffer[] = [];
-    res.on("data", (d: Buffer) => chunks.push(d));
+    let size = 0;
+    res.on("data", (d: Buffer) => {
+      size += d.length;
+      if (size > ASYNC_RESPONSE_BUFFER_LIMIT) { finish(null); r.destroy(); return; }
+      chunks.push(d);
+    });
     res.on("end", () => {
       if (!res.complete) { finish(null); return; }
       const pairs: Array<[string, string]> = [[":status", String(res.statusCode ?? 0)]];

@@ -10,6 +10,8 @@
 import net from "node:net";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { TestHost } from "../../host-test/facade/index.js";
+import type { HttpCalloutResponse } from "../../host-test/abi/backend.js";
+import { ASYNC_RESPONSE_BUFFER_LIMIT, sendHttpCallout } from "../../host-test/gateway/http-callout.js";
 import { buildGuest } from "./guests/build.js";
 
 let g: string;
@@ -52,6 +54,23 @@ describe("http_call failures as Envoy's AsyncClient reports them", () => {
     const address = await rawServer((s) => s.write("HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nabc")); // then stalls
     expect(await callOnce(address)).toMatch(/ headers=0 status= body=$/);
   });
+
+  // Straight through the emulator's exchange, with a timeout far away: through the guest (its
+  // call's timeout is 1 s), a slow transfer of 32 MiB would end as a timeout, not as the limit.
+  it("a body over 32 MiB (http.async_response_buffer_limit) is a failure (null: 0 headers); 32 MiB passes", async () => {
+    const sized = (n: number) => rawServer((s) => {
+      s.write(`HTTP/1.1 200 OK\r\ncontent-length: ${n}\r\n\r\n`);
+      s.end(Buffer.alloc(n, 0x61));
+    });
+    const exchange = (address: string) => new Promise<HttpCalloutResponse | null>((resolve) => sendHttpCallout(address,
+      { vm: 0, cluster: "lookup", headers: [[":method", "GET"], [":path", "/"], [":authority", "x"]], body: Buffer.alloc(0), trailers: [], timeoutMs: 60_000 },
+      undefined, resolve));
+    expect(ASYNC_RESPONSE_BUFFER_LIMIT).toBe(32 * 1024 * 1024);
+    expect(await exchange(await sized(ASYNC_RESPONSE_BUFFER_LIMIT + 1))).toBeNull();
+    const atLimit = await exchange(await sized(ASYNC_RESPONSE_BUFFER_LIMIT));
+    expect(atLimit?.headers[0]).toEqual([":status", "200"]);
+    expect(atLimit?.body.length).toBe(ASYNC_RESPONSE_BUFFER_LIMIT);
+  }, 60_000);
 
   it("the timeout before any response header is the router's 504 local reply", async () => {
     const address = await rawServer(() => {}); // never answers

@@ -4,7 +4,8 @@
 // local replies (audit row 10; envoy source/common/http/async_client_impl.h sendLocalReply,
 // router.cc): a timeout (total, from the request until the response is complete) is a 504
 // "upstream request timeout", a connect failure or a reset before the response headers a 503
-// with the router's text, no healthy host a 503 "no healthy upstream"; the guest sees :status,
+// with the router's text, a response the codec refuses (over 100 headers or 80 KiB of them, or
+// malformed) a 502 protocol error, no healthy host a 503 "no healthy upstream"; the guest sees :status,
 // content-length, content-type and the body. Only a reset after the response headers reaches the
 // guest as a failure (0 headers, 0 body): `done(null)`, and so do the timeout once the response
 // headers arrived and a body over the AsyncClient's 32 MiB buffer limit.
@@ -23,6 +24,11 @@ export const ROUTER_REPLIES = {
   connection_termination: {
     status: 503, details: "upstream_reset_before_response_started{connection_termination}",
     body: "upstream connect error or disconnect/reset before headers. reset reason: connection termination",
+  },
+  // The upstream codec refused the response (router.cc onUpstreamReset: ProtocolError -> 502).
+  protocol_error: {
+    status: 502, details: "upstream_reset_before_response_started{protocol_error}",
+    body: "upstream connect error or disconnect/reset before headers. reset reason: protocol error",
   },
   timeout: { status: 504, details: "response_timeout", body: "upstream request timeout" },
 } as const;
@@ -43,6 +49,15 @@ export function calloutFailure(kind: RouterReplyKind): HttpCalloutResponse {
  *  and the guest gets a failure (AsyncRequestSharedImpl::onData / onReset:
  *  ExceedResponseBufferLimit; context.cc onHttpCallFailure: 0 headers, 0 body). */
 export const ASYNC_RESPONSE_BUFFER_LIMIT = 32 * 1024 * 1024;
+
+/** The upstream HTTP/1 codec's response header limits (envoy-1.27 http1/codec_impl.h
+ *  MAX_RESPONSE_HEADERS_KB; envoy/http/codec.h DEFAULT_MAX_HEADERS_COUNT, the cluster's
+ *  max_headers_count default): more headers, or more bytes, is a protocol error
+ *  (codec_impl.cc completeCurrentHeader, checkMaxHeadersSize). Envoy counts each header's name and
+ *  value; Node's parser also counts the status line and separators, so near the size limit it
+ *  refuses a little earlier (stricter, never kinder). */
+export const MAX_RESPONSE_HEADERS_COUNT = 100;
+export const MAX_RESPONSE_HEADERS_BYTES = 80 * 1024;
 
 const CONNECT_FAILURES = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ECONNTIMEOUT", "EADDRNOTAVAIL"]);
 
@@ -69,7 +84,12 @@ export function sendHttpCallout(address: string, req: HttpCalloutRequest, agent:
     if (timer) clearTimeout(timer);
     done(res);
   };
-  const r = http.request({ host, port, method, path, headers, agent }, (res) => {
+  const r = http.request({ host, port, method, path, headers, agent, maxHeaderSize: MAX_RESPONSE_HEADERS_BYTES }, (res) => {
+    if (res.rawHeaders.length / 2 > MAX_RESPONSE_HEADERS_COUNT) {
+      finish(calloutFailure("protocol_error"));
+      r.destroy();
+      return;
+    }
     responded = true;
     const chunks: Buffer[] = [];
     let size = 0;
@@ -96,7 +116,10 @@ export function sendHttpCallout(address: string, req: HttpCalloutRequest, agent:
   }
   r.on("error", (err: NodeJS.ErrnoException) => {
     if (responded) { finish(null); return; }
-    finish(calloutFailure(CONNECT_FAILURES.has(err.code ?? "") ? "connection_failure" : "connection_termination"));
+    const code = err.code ?? "";
+    // llhttp's parse errors (HPE_HEADER_OVERFLOW, HPE_INVALID_*) are what Envoy's codec reports as
+    // a protocol error.
+    finish(calloutFailure(CONNECT_FAILURES.has(code) ? "connection_failure" : code.startsWith("HPE_") ? "protocol_error" : "connection_termination"));
   });
   r.end(req.body);
 }

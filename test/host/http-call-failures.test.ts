@@ -6,7 +6,7 @@
 // by default, is ExceedResponseBufferLimit), extensions/common/wasm/context.cc onHttpCallFailure
 // (any failure reaches the guest as 0 headers, 0 body, 0 trailers), http1/codec_impl.cc
 // completeCurrentHeader / checkMaxHeadersSize (upstream limits: 100 headers, 80 KiB) and
-// router.cc onUpstreamReset (a protocol error is a 502 local reply).
+// router.cc onUpstreamReset (a protocol error is a 502 local reply, reset reason "protocol error").
 import net from "node:net";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { TestHost } from "../../host-test/facade/index.js";
@@ -71,6 +71,20 @@ describe("http_call failures as Envoy's AsyncClient reports them", () => {
     expect(atLimit?.headers[0]).toEqual([":status", "200"]);
     expect(atLimit?.body.length).toBe(ASYNC_RESPONSE_BUFFER_LIMIT);
   }, 60_000);
+
+  const withHeaders = (lines: string[]) => rawServer((s) => s.end(`HTTP/1.1 200 OK\r\n${lines.map((l) => l + "\r\n").join("")}content-length: 2\r\n\r\nok`));
+  const protocolError = / headers=3 status=502 body=upstream connect error or disconnect\/reset before headers. reset reason: protocol error$/;
+
+  it("more than 100 response headers is the upstream codec's protocol error: the router's 502", async () => {
+    const many = (n: number) => Array.from({ length: n }, (_, i) => `x-h${i}: v`);
+    expect(await callOnce(await withHeaders(many(99)))).toMatch(/ status=200 body=ok$/); // + content-length: 100
+    expect(await callOnce(await withHeaders(many(100)))).toMatch(protocolError);
+  });
+
+  it("response headers over 80 KiB are a protocol error (502); 70 KiB pass (Node's own default stops at 16 KiB)", async () => {
+    expect(await callOnce(await withHeaders([`x-big: ${"v".repeat(70 * 1024)}`]))).toMatch(/ status=200 body=ok$/);
+    expect(await callOnce(await withHeaders([`x-big: ${"v".repeat(81 * 1024)}`]))).toMatch(protocolError);
+  });
 
   it("the timeout before any response header is the router's 504 local reply", async () => {
     const address = await rawServer(() => {}); // never answers

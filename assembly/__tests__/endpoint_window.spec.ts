@@ -65,6 +65,19 @@ describe("host report codec", () => {
     expect(r.metrics.engine).toBe("vllm");
   });
 
+  it("adapter names with a line break or a percent sign round-trip (a label value may hold either)", () => {
+    const m = new EngineMetrics();
+    m.valid = true;
+    m.loraSeen = true;
+    m.runningLora = ["x\ny", "50%0A", "%25", "plain"];
+    m.waitingLora = ["\n"];
+    const r = decodeReport(encodeReport(new HostReport(1, 2, m, NaN)));
+    expect(r).not.toBeNull();
+    expect(r!.metrics.runningLora).toStrictEqual(["x\ny", "50%0A", "%25", "plain"]);
+    expect(r!.metrics.waitingLora).toStrictEqual(["\n"]);
+    expect(r!.metrics.valid).toBe(true);
+  });
+
   it("NaN gauge survives; unknown text is refused", () => {
     const r = decodeReport(encodeReport(new HostReport(1, 2, new EngineMetrics(), NaN)))!;
     expect(isNaN(r.gauge)).toBe(true);

@@ -116,6 +116,19 @@ describe("metricsSource: poll", () => {
     for (let i = 0; i < 3; i++) { const s = chat(h); expect(picked(s)).toBe(B); s.complete(); }
   });
 
+  it("a LoRA adapter name with an escaped line break does not make the pod's report unreadable", async () => {
+    // Label values unescape \n to a line break; the report shared between VMs is line-based.
+    h = await makeHost(pollConfig(), [{ address: A }, { address: B }]);
+    chat(h).complete();
+    h.advance(1000);
+    for (const c of [...h.httpCalls]) {
+      const idle = c.header("x-envoy-original-dst-host") === A;
+      c.respond({ status: 200, body: idle ? vllmBody(0) + 'vllm:lora_requests_info{max_lora="2",running_lora_adapters="x\\ny,z",waiting_lora_adapters=""} 1.7e9\n' : vllmBody(3) });
+    }
+    h.advance(200);
+    for (let i = 0; i < 3; i++) { const s = chat(h); expect(picked(s)).toBe(A); s.complete(); }
+  });
+
   it("one VM per gateway scrapes a host per interval", async () => {
     h = await makeHost(pollConfig(), [{ address: A }, { address: B }], { workers: 3 });
     for (let vm = 0; vm < 3; vm++) chat(h, { vm }).complete();

@@ -2,8 +2,10 @@
 // parse (health_check source) or one VM's scrape (poll source) instead of parsing again.
 // Layout: one field per line — version, fingerprint (hex), observed-at ms, running, waiting, kv,
 // flags (hasKv valid loraSeen as 0/1 chars), maxLora, engine, running adapters, waiting adapters
-// (comma-joined, as vLLM prints them), gauge. Failure behaviour: decode() returns null for
-// anything it does not recognise (the caller then parses the text itself). Pure.
+// (comma-joined, as vLLM prints them; in a name, `%` and a line break are written `%25` and
+// `%0A`: a label value may hold an escaped `\n`, which would otherwise add a field), gauge.
+// Failure behaviour: decode() returns null for anything it does not recognise (the caller then
+// parses the text itself). Pure.
 import { EngineMetrics } from "../../metrics/engine_metrics";
 
 const VERSION = "em1";
@@ -18,7 +20,16 @@ function splitList(s: string): string[] {
   const out = new Array<string>();
   if (s.length == 0) return out;
   const parts = s.split(",");
-  for (let i = 0; i < parts.length; i++) if (parts[i].length > 0) out.push(parts[i]);
+  for (let i = 0; i < parts.length; i++) if (parts[i].length > 0) out.push(parts[i].replaceAll("%0A", "\n").replaceAll("%25", "%"));
+  return out;
+}
+
+function joinList(names: string[]): string {
+  let out = "";
+  for (let i = 0; i < names.length; i++) {
+    if (i > 0) out += ",";
+    out += names[i].replaceAll("%", "%25").replaceAll("\n", "%0A");
+  }
   return out;
 }
 
@@ -27,7 +38,7 @@ export function encodeReport(r: HostReport): string {
   return VERSION + "\n" + r.fingerprint.toString(16) + "\n" + r.observedAtMs.toString() + "\n" +
     m.running.toString() + "\n" + m.waiting.toString() + "\n" + m.kvUsage.toString() + "\n" +
     flag(m.hasKv) + flag(m.valid) + flag(m.loraSeen) + "\n" + m.maxLora.toString() + "\n" + m.engine + "\n" +
-    m.runningLora.join(",") + "\n" + m.waitingLora.join(",") + "\n" + r.gauge.toString();
+    joinList(m.runningLora) + "\n" + joinList(m.waitingLora) + "\n" + r.gauge.toString();
 }
 
 export function decodeReport(text: string): HostReport | null {

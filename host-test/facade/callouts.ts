@@ -7,7 +7,7 @@
 // answering twice, out of send order on a connection, or on a connection that never came up, is a
 // test bug and throws.
 import type { HttpCalloutResponse } from "../abi/backend.js";
-import { calloutFailure } from "../gateway/http-callout.js";
+import { calloutFailure, connectFailureReply } from "../gateway/http-callout.js";
 import type { RecordedRedisConnection } from "./redis-connection.js";
 
 export class RecordedRedisCall {
@@ -90,7 +90,7 @@ export class RecordedHttpCall {
   }
 
   /** Connect failure: the router's 503 local reply. */
-  fail(): void { this.settle(calloutFailure("connection_failure")); }
+  fail(): void { this.settle(calloutFailure(connectFailureReply("ECONNREFUSED"))); }
 
   /** A reset after the response started: the guest sees 0 headers, 0 body. */
   reset(): void { this.settle(null); }

@@ -11,16 +11,13 @@
 // headers arrived and a body over the AsyncClient's 32 MiB buffer limit.
 // Used by the gateway and by the facade's "real" mode.
 import http from "node:http";
+import os from "node:os";
 import type { HttpCalloutRequest, HttpCalloutResponse } from "../abi/backend.js";
 import { splitAddress } from "./address.js";
 
 /** The router's local replies (envoy router.cc / upstream_request.cc texts), shared with proxy-stream. */
 export const ROUTER_REPLIES = {
   no_healthy_upstream: { status: 503, details: "no_healthy_upstream", body: "no healthy upstream" },
-  connection_failure: {
-    status: 503, details: "upstream_reset_before_response_started{connection_failure}",
-    body: "upstream connect error or disconnect/reset before headers. reset reason: connection failure",
-  },
   connection_termination: {
     status: 503, details: "upstream_reset_before_response_started{connection_termination}",
     body: "upstream connect error or disconnect/reset before headers. reset reason: connection termination",
@@ -33,10 +30,27 @@ export const ROUTER_REPLIES = {
   timeout: { status: 504, details: "response_timeout", body: "upstream request timeout" },
 } as const;
 export type RouterReplyKind = keyof typeof ROUTER_REPLIES;
+export interface RouterReply { status: number; details: string; body: string }
+
+/**
+ * The router's reply to a failed connect (`code`: Node's error code, e.g. ECONNREFUSED). Envoy
+ * 1.27: the pool reports RemoteConnectionFailure (conn_pool_base.cc onConnectionEvent), the
+ * connection's transport failure reason is "delayed connect error: <errno>" (connection_impl.cc),
+ * and router.cc onUpstreamReset puts both in the body and, blanks as `_`, in the details. (Envoy
+ * before 1.26 said "reset reason: connection failure".)
+ */
+export function connectFailureReply(code: string): RouterReply {
+  const errno = (os.constants.errno as Record<string, number>)[code] ?? os.constants.errno.ECONNREFUSED;
+  return {
+    status: 503,
+    details: `upstream_reset_before_response_started{remote_connection_failure,delayed_connect_error:_${errno}}`,
+    body: `upstream connect error or disconnect/reset before headers. reset reason: remote connection failure, transport failure reason: delayed connect error: ${errno}`,
+  };
+}
 
 /** An http_call failure as the guest sees it: the router's local reply. */
-export function calloutFailure(kind: RouterReplyKind): HttpCalloutResponse {
-  const r = ROUTER_REPLIES[kind];
+export function calloutFailure(kind: RouterReplyKind | RouterReply): HttpCalloutResponse {
+  const r = typeof kind === "string" ? ROUTER_REPLIES[kind] : kind;
   const body = Buffer.from(r.body);
   return {
     headers: [[":status", String(r.status)], ["content-length", String(body.length)], ["content-type", "text/plain"]],
@@ -59,7 +73,7 @@ export const ASYNC_RESPONSE_BUFFER_LIMIT = 32 * 1024 * 1024;
 export const MAX_RESPONSE_HEADERS_COUNT = 100;
 export const MAX_RESPONSE_HEADERS_BYTES = 80 * 1024;
 
-const CONNECT_FAILURES = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ECONNTIMEOUT", "EADDRNOTAVAIL"]);
+export const CONNECT_FAILURES = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ECONNTIMEOUT", "EADDRNOTAVAIL"]);
 
 /** Envoy's ORIGINAL_DST cluster reads the destination from this request header (use_http_header). */
 export const ORIGINAL_DST_HEADER = "x-envoy-original-dst-host";
@@ -119,7 +133,7 @@ export function sendHttpCallout(address: string, req: HttpCalloutRequest, agent:
     const code = err.code ?? "";
     // llhttp's parse errors (HPE_HEADER_OVERFLOW, HPE_INVALID_*) are what Envoy's codec reports as
     // a protocol error.
-    finish(calloutFailure(CONNECT_FAILURES.has(code) ? "connection_failure" : code.startsWith("HPE_") ? "protocol_error" : "connection_termination"));
+    finish(calloutFailure(CONNECT_FAILURES.has(code) ? connectFailureReply(code) : code.startsWith("HPE_") ? "protocol_error" : "connection_termination"));
   });
   r.end(req.body);
 }

@@ -23,7 +23,7 @@ import { PassThroughStream } from "./pass-through.js";
 import type { GatewayStats } from "./stats.js";
 import { splitAddress } from "./address.js";
 import { CLUSTER_NOT_FOUND_DETAILS, routeCluster } from "./cluster-header.js";
-import { ROUTER_REPLIES, type RouterReplyKind } from "./http-callout.js";
+import { CONNECT_FAILURES, ROUTER_REPLIES, connectFailureReply, type RouterReply, type RouterReplyKind } from "./http-callout.js";
 import type { ResponseFlagName } from "../abi/constants.js";
 
 // Connection-specific headers are never forwarded (RFC 9110 7.6.1; Envoy strips them).
@@ -237,20 +237,20 @@ export class ProxyStream implements StreamSink {
   private onUpstreamError(err: NodeJS.ErrnoException): void {
     if (this.finished || this.ending) return;
     if (this.upstreamResponded) { this.onUpstreamReset(); return; }
-    const connectFailure = ["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ECONNTIMEOUT", "EADDRNOTAVAIL"].includes(err.code ?? "");
+    const connectFailure = CONNECT_FAILURES.has(err.code ?? "");
     this.clearRouteTimeout();
     this.releaseUpstream();
     if (connectFailure) {
       this.ending = "upstream_connect_failure";
-      this.routerReply("connection_failure", "UF");
+      this.routerReply(connectFailureReply(err.code ?? ""), "UF");
     } else {
       this.ending = "upstream_reset";
       this.routerReply("connection_termination", "UC");
     }
   }
 
-  private routerReply(kind: RouterReplyKind, flag: ResponseFlagName): void {
-    const r = ROUTER_REPLIES[kind];
+  private routerReply(kind: RouterReplyKind | RouterReply, flag: ResponseFlagName): void {
+    const r = typeof kind === "string" ? ROUTER_REPLIES[kind] : kind;
     this.filter.hostReply(r.status, r.details, r.body, flag);
   }
 

@@ -96,9 +96,10 @@ describe("gateway endings", () => {
     const before = count("upstream_connect_failure");
     const r = await request(gw.url, { path: "/down" });
     expect(r.status).toBe(503);
-    expect(r.body).toBe("upstream connect error or disconnect/reset before headers. reset reason: connection failure");
+    // Envoy 1.27's text (router.cc onUpstreamReset: reset reason, then the transport failure reason).
+    expect(r.body).toBe("upstream connect error or disconnect/reset before headers. reset reason: remote connection failure, transport failure reason: delayed connect error: 111");
     const ref = await endedOnce("upstream_connect_failure", before);
-    expect(logLine(ref)).toBe(`log ctx=${ref.ctx} code=503 flags=32 details=upstream_reset_before_response_started{connection_failure} upstream=127.0.0.1:${closedPort}`);
+    expect(logLine(ref)).toBe(`log ctx=${ref.ctx} code=503 flags=32 details=upstream_reset_before_response_started{remote_connection_failure,delayed_connect_error:_111} upstream=127.0.0.1:${closedPort}`);
   });
 
   it("route timeout: 504 upstream request timeout with UT", async () => {

@@ -212,6 +212,6 @@ describe("ticks, logs, http calls", () => {
     h.stream({ headers: { "x-headers-action": "http" } }).sendRequestHeaders(true);
     await h.calloutsIdle();
     expect(h.logMessages().find((m) => m.startsWith("http_response"))).toMatch(
-      /headers=3 status=503 body=upstream connect error or disconnect\/reset before headers. reset reason: connection failure$/);
+      /headers=3 status=503 body=upstream connect error or disconnect\/reset before headers. reset reason: remote connection failure, transport failure reason: delayed connect error: 111$/);
   });
 });

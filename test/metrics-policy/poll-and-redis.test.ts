@@ -56,6 +56,29 @@ describe("metricsSource: poll", () => {
     for (let i = 0; i < 4; i++) { const st = on("llm2", i % 2); expect(st.overrideHost.requested).toBe(B); st.complete(); }
   });
 
+  it("one VM, two rules polling the same pods: each rule's scrape goes out in the same tick", async () => {
+    // A scrape in flight for one rule once held back the other rule's scrape of the same address.
+    const poll = { metricsSource: "poll", metricsCluster: METRICS_CLUSTER, scrapeIntervalMs: 1000, staleAfterMs: 3000 };
+    h = await makeHost({
+      lb_policy: "endpoint_metrics", lb_config: poll,
+      _rules_: [{ _match_route_: ["llm2"], lb_policy: "endpoint_metrics", lb_config: { ...poll, metric_policy: "least", target_metric: "vllm:num_requests_waiting" } }],
+    }, [{ address: A }, { address: B }]);
+    for (const route of ["llm", "llm2"]) {
+      const st = h.stream({ method: "POST", path: "/v1/chat/completions", cluster: CLUSTER, route, headers: { "content-type": "application/json" } });
+      st.sendRequestHeaders(false);
+      st.sendRequestBody(JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }), true);
+      st.complete();
+    }
+    let scrapes = 0;
+    for (let i = 0; i < 3; i++) {
+      h.advance(1000);
+      const calls = [...h.httpCalls];
+      scrapes += calls.length;
+      for (const c of calls) c.respond({ status: 200, body: c.header("x-envoy-original-dst-host") === A ? vllmBody(7) : vllmBody(0) });
+    }
+    expect(scrapes).toBe(3 * 2 * 2);
+  });
+
   it("a wall-clock step back, then every VM replaced (crash recovery): the new VMs run the old ones' clock, scrapes go on", async () => {
     h = await makeHost(pollConfig(), [{ address: A }, { address: B }], { workers: 2 });
     const answerAll = (bodies: Record<string, string>) => {

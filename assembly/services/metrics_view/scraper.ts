@@ -15,11 +15,14 @@ const HTTP_CALL_RESPONSE_HEADERS: i32 = 6; // Proxy-Wasm map type of an http cal
 const ORIGINAL_DST_HEADER = "x-envoy-original-dst-host";
 
 class PendingScrape {
-  constructor(public address: string, public cache: MetricsCache) {}
+  /** `scrape`: the report's tag and the address (ScrapeKey), the entry in Scraper.scraping. */
+  constructor(public address: string, public scrape: string, public cache: MetricsCache) {}
 }
 
 export class Scraper {
   private pending: Map<u32, PendingScrape> = new Map();
+  /** Scrapes in flight, by report (settings' reportTag) and address: policies whose reports differ
+   *  scrape the same pod each on its own, as their claims do. */
   private scraping: Set<string> = new Set();
   /** Scrapes started / answered with a usable body (for tests and stats). */
   started: i64 = 0;
@@ -30,8 +33,9 @@ export class Scraper {
     const s = cache.s;
     for (let i = 0; i < hosts.length; i++) {
       const address = hosts[i];
-      if (this.scraping.has(address)) continue; // the previous scrape is still running
-      if (!this.claim(address, s, now)) continue;
+      const scrape = s.reportTag() + "|" + address;
+      if (this.scraping.has(scrape)) continue; // this report's previous scrape is still running
+      if (!this.claim(scrape, s, now)) continue;
       const headers: Pair[] = [new Pair(":method", "GET"), new Pair(":path", s.path), new Pair(":authority", address),
         new Pair(ORIGINAL_DST_HEADER, address), new Pair("accept", "text/plain")];
       const call = host.httpCall(s.cluster, headers, new ArrayBuffer(0), <u32>s.scrapeTimeoutMs);
@@ -40,15 +44,15 @@ export class Scraper {
         continue;
       }
       this.started++;
-      this.scraping.add(address);
-      this.pending.set(call.token, new PendingScrape(address, cache));
+      this.scraping.add(scrape);
+      this.pending.set(call.token, new PendingScrape(address, scrape, cache));
     }
   }
 
   /** One VM per gateway, interval and report (MetricsSettings.reportTag): the claim is a
    *  timestamp replaced with CAS. */
-  private claim(address: string, s: MetricsSettings, now: f64): bool {
-    const key = "llmlb.emclaim|" + s.reportTag() + "|" + address;
+  private claim(scrape: string, s: MetricsSettings, now: f64): bool {
+    const key = "llmlb.emclaim|" + scrape;
     const cur = host.getSharedData(key);
     let cas: u32 = 0;
     if (cur.status == host.Status.Ok && cur.value.byteLength == 8) {
@@ -66,7 +70,7 @@ export class Scraper {
     if (!this.pending.has(token)) return false;
     const p = this.pending.get(token);
     this.pending.delete(token);
-    this.scraping.delete(p.address);
+    this.scraping.delete(p.scrape);
     const status = host.getHeader(<host.MapType>HTTP_CALL_RESPONSE_HEADERS, ":status");
     // Envoy answers a failed call as the router's local reply (503 connect failure / no healthy
     // upstream, 504 timeout, with a body); only a reset comes with no headers at all.

@@ -152,6 +152,18 @@ describe("metricsSource: poll", () => {
     for (let i = 0; i < 3; i++) { const s = chat(h); expect(picked(s)).toBe(A); s.complete(); }
   });
 
+  it("scrapes Envoy refuses (a metricsCluster it does not know) warn at most once per 10 s, not per pod and tick", async () => {
+    const C = "10.0.0.3:8000";
+    h = await makeHost(pollConfig({ metricsCluster: "no-such-cluster" }), [{ address: A }, { address: B }, { address: C }]);
+    chat(h).complete();
+    for (let i = 0; i < 9; i++) h.advance(1000);
+    const warned = h.logMessages("warn").filter((m) => m.includes("scrape"));
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toContain("no-such-cluster");
+    h.advance(2000); // 11 s after the first: the next one, with the count of those left out
+    expect(h.logMessages("warn").filter((m) => m.includes("scrape")).slice(1)).toEqual([expect.stringMatching(/\(\d+ more since the last such warning\)$/)]);
+  });
+
   it("one VM per gateway scrapes a host per interval", async () => {
     h = await makeHost(pollConfig(), [{ address: A }, { address: B }], { workers: 3 });
     for (let vm = 0; vm < 3; vm++) chat(h, { vm }).complete();

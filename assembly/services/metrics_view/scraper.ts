@@ -7,6 +7,7 @@
 // Failure behaviour: a refused, failed, timed-out or non-200 scrape publishes nothing; the host's
 // last report ages until it is stale. Never throws.
 import * as host from "../../host/calls";
+import { warnThrottled } from "../../host/warn_throttle";
 import { Pair } from "../../host/pairs";
 import { MetricsSettings } from "../../config/metrics_settings";
 import { MetricsCache, reportFromText } from "./metrics_cache";
@@ -40,7 +41,8 @@ export class Scraper {
         new Pair(ORIGINAL_DST_HEADER, address), new Pair("accept", "text/plain")];
       const call = host.httpCall(s.cluster, headers, new ArrayBuffer(0), <u32>s.scrapeTimeoutMs);
       if (call.status != host.Status.Ok) {
-        host.log(host.LogLevel.Warn, "metrics scrape of " + address + " via " + s.cluster + " refused with status " + call.status.toString());
+        // Every pod of every tick is refused alike (an unknown cluster is BadArgument): one line per 10 s.
+        warnThrottled("metrics scrape refused", address + " via " + s.cluster + ", status " + call.status.toString());
         continue;
       }
       this.started++;

@@ -164,6 +164,17 @@ describe("metricsSource: poll", () => {
     expect(h.logMessages("warn").filter((m) => m.includes("scrape")).slice(1)).toEqual([expect.stringMatching(/\(\d+ more since the last such warning\)$/)]);
   });
 
+  it("pods answering the scrape with no usable metrics (a wrong metricsPath: 404; another server) say so in a warning", async () => {
+    h = await makeHost(pollConfig({ metricsPath: "/stats" }), [{ address: A }, { address: B }]);
+    chat(h).complete();
+    h.advance(1000);
+    for (const c of [...h.httpCalls]) c.respond({ status: 404, body: "not found" });
+    expect(h.logMessages("warn").filter((m) => m.includes("scrape"))).toEqual([expect.stringMatching(/10\.0\.0\.\d:8000\/stats: status 404$/)]);
+    h.advance(10_000);
+    for (const c of [...h.httpCalls]) c.respond({ status: 200, body: "# HELP go_goroutines\ngo_goroutines 12\n" });
+    expect(h.logMessages("warn").filter((m) => m.includes("scrape")).slice(1)).toEqual([expect.stringMatching(/10\.0\.0\.\d:8000\/stats: no vLLM or SGLang load metric$/)]);
+  });
+
   it("one VM per gateway scrapes a host per interval", async () => {
     h = await makeHost(pollConfig(), [{ address: A }, { address: B }], { workers: 3 });
     for (let vm = 0; vm < 3; vm++) chat(h, { vm }).complete();

@@ -4,8 +4,9 @@
 // call with its own timeout, so one slow host delays nothing else. Per interval and host one VM
 // of the gateway scrapes: it claims the host in shared data with CAS (the claim holds the claim
 // time); the report is published through MetricsCache (shared data) for every VM.
-// Failure behaviour: a refused, failed, timed-out or non-200 scrape publishes nothing; the host's
-// last report ages until it is stale. Never throws.
+// Failure behaviour: a refused, failed, timed-out or non-200 scrape, or a body without a load
+// metric, publishes nothing (warned, throttled; a reset silently); the host's last report ages
+// until it is stale. Never throws.
 import * as host from "../../host/calls";
 import { warnThrottled } from "../../host/warn_throttle";
 import { Pair } from "../../host/pairs";
@@ -74,13 +75,20 @@ export class Scraper {
     this.pending.delete(token);
     this.scraping.delete(p.scrape);
     const status = host.getHeader(<host.MapType>HTTP_CALL_RESPONSE_HEADERS, ":status");
-    // Envoy answers a failed call as the router's local reply (503 connect failure / no healthy
-    // upstream, 504 timeout, with a body); only a reset comes with no headers at all.
-    if (status === null || status != "200") return true;
+    // Envoy answers a failed call as the router's local reply (503 connect failure, 502 protocol
+    // error, 504 timeout, with a body); a reset, a timeout after the response headers and a body
+    // over 32 MiB come with no headers at all (a pod going away: not worth a warning).
+    const s = p.cache.s;
+    if (status === null) return true;
+    // Throttled (one line per 10 s per kind): a wrong metricsPath answers 404 on every pod.
+    if (status != "200") { warnThrottled("metrics scrape failed", p.address + s.path + ": status " + status); return true; }
     const body = host.getBufferBytes(host.BufferType.HttpCallResponseBody, 0, bodySize);
     if (body === null) return true;
-    const report = reportFromText(Uint8Array.wrap(body), p.cache.s, now, true);
-    if (!report.metrics.valid) return true;
+    const report = reportFromText(Uint8Array.wrap(body), s, now, true);
+    if (!report.metrics.valid) {
+      warnThrottled("metrics scrape unusable", p.address + s.path + ": no " + (s.engine == "auto" ? "vLLM or SGLang" : s.engine) + " load metric");
+      return true;
+    }
     this.succeeded++;
     p.cache.publish(p.address, report);
     return true;

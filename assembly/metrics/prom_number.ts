@@ -125,11 +125,7 @@ export function scanNumberAt(base: usize, start: i32, end: i32, out: ScannedNumb
     out.value = negative ? -value : value;
     return true;
   }
-  {
-    // Rare (17-digit reprs, huge exponents): the standard library's parser on the validated slice.
-    out.value = parseFloat(String.UTF8.decodeUnsafe(base + <usize>start, <usize>(end - start)));
-    return true;
-  }
-  out.value = negative ? -value : value;
+  // Rare (17-digit reprs, huge exponents): the standard library's parser on the validated slice.
+  out.value = parseFloat(String.UTF8.decodeUnsafe(base + <usize>start, <usize>(end - start)));
   return true;
 }

@@ -3,11 +3,12 @@
 // (reply/respond), fails it, or the manual clock passes its timeout. A Redis call's timeout is its
 // connection's (redis-connection.ts: one timer per worker and cluster, failing every pending call
 // at once as NetworkError); an http_call timeout or connect failure is the router's local reply
-// (504 / 503, http-callout.ts), only reset() gives the guest 0 headers. Failure behaviour:
+// (504 / 503, http-callout.ts), reset() gives the guest 0 headers, and respond() keeps Envoy's
+// limits (over 100 headers or 80 KiB of them: the 502; a body over 32 MiB: 0 headers). Failure behaviour:
 // answering twice, out of send order on a connection, or on a connection that never came up, is a
 // test bug and throws.
 import type { HttpCalloutResponse } from "../abi/backend.js";
-import { calloutFailure, connectFailureReply } from "../gateway/http-callout.js";
+import { ASYNC_RESPONSE_BUFFER_LIMIT, MAX_RESPONSE_HEADERS_BYTES, MAX_RESPONSE_HEADERS_COUNT, calloutFailure, connectFailureReply } from "../gateway/http-callout.js";
 import type { RecordedRedisConnection } from "./redis-connection.js";
 
 export class RecordedRedisCall {
@@ -84,9 +85,15 @@ export class RecordedHttpCall {
 
   header(name: string): string | undefined { return this.headers.find(([k]) => k === name.toLowerCase())?.[1]; }
 
+  /** The answer as Envoy would hand it over: over 100 headers or 80 KiB of names and values is the
+   *  codec's protocol error (the router's 502), a body over 32 MiB a failure (gateway/http-callout.ts). */
   respond(a: HttpCallAnswer): void {
-    const headers: Array<[string, string]> = [[":status", String(a.status)], ...Object.entries(a.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v] as [string, string])];
-    this.settle({ headers, body: a.body === undefined ? Buffer.alloc(0) : Buffer.from(a.body) });
+    const given = Object.entries(a.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v] as [string, string]);
+    const headerBytes = given.reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
+    if (given.length > MAX_RESPONSE_HEADERS_COUNT || headerBytes > MAX_RESPONSE_HEADERS_BYTES) { this.settle(calloutFailure("protocol_error")); return; }
+    const body = a.body === undefined ? Buffer.alloc(0) : Buffer.from(a.body);
+    if (body.length > ASYNC_RESPONSE_BUFFER_LIMIT) { this.settle(null); return; }
+    this.settle({ headers: [[":status", String(a.status)], ...given], body });
   }
 
   /** Connect failure: the router's 503 local reply. */

@@ -91,3 +91,31 @@ describe("http_call failures as Envoy's AsyncClient reports them", () => {
     expect(await callOnce(address)).toMatch(/ headers=3 status=504 body=upstream request timeout$/);
   });
 });
+
+describe("recorded http_call answers keep the same limits", () => {
+  const recorded = async () => {
+    const h = await TestHost.create({ wasm: g, configuration: "http=lookup", clusters: { c: [{ address: "10.0.0.1:8000" }], lookup: [{ address: "10.0.0.9:80" }] } });
+    h.stream({ headers: { "x-headers-action": "http" } }).sendRequestHeaders(true);
+    return h;
+  };
+  const answer = async (a: Parameters<TestHost["httpCalls"][number]["respond"]>[0]) => {
+    const h = await recorded();
+    try {
+      h.httpCalls[0].respond(a);
+      return h.logMessages().find((m) => m.startsWith("http_response"))!;
+    } finally { h.close(); }
+  };
+  const headers = (n: number, size = 1) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`x-h${i}`, "v".repeat(size)]));
+
+  it("more than 100 headers, or more than 80 KiB of them, is the router's 502; 100 and 80 KiB pass", async () => {
+    expect(await answer({ status: 200, headers: headers(100), body: "ok" })).toMatch(/ status=200 body=ok$/);
+    expect(await answer({ status: 200, headers: headers(101), body: "ok" })).toMatch(/ headers=3 status=502 body=.*reset reason: protocol error$/);
+    // Envoy counts each header's name and value: 2 x (4 + 40956) = 81920 bytes is the limit.
+    expect(await answer({ status: 200, headers: { "x-h0": "v".repeat(40956), "x-h1": "v".repeat(40956) }, body: "ok" })).toMatch(/ status=200 body=ok$/);
+    expect(await answer({ status: 200, headers: { "x-h0": "v".repeat(40956), "x-h1": "v".repeat(40957) }, body: "ok" })).toMatch(/ status=502 /);
+  });
+
+  it("a body over 32 MiB is a failure: 0 headers", async () => {
+    expect(await answer({ status: 200, body: Buffer.alloc(ASYNC_RESPONSE_BUFFER_LIMIT + 1, 0x61) })).toMatch(/ headers=0 status= body=$/);
+  });
+});

@@ -42,8 +42,9 @@ export function parseClusterHashSettings(r: ConfigReader): ClusterHashSettings {
     const name = c.str("cluster", "");
     if (name.length == 0) r.errors.add(c.key("cluster") + " must be a non-empty string");
     else if (!isClusterName(name)) r.errors.add(c.key("cluster") + " " + CLUSTER_NAME_RULE + describeText(name));
-    if (!c.has("weight")) r.errors.add(c.key("weight") + " is required (an integer in [1, 100])");
-    const w = c.int("weight", 0, 1, 100);
+    const before = r.errors.messages.length;
+    const w = c.int("weight", 0, 1, 100); // absent, null or "": 0 (Higress: "weight must be > 0")
+    if (w == 0 && r.errors.messages.length == before) r.errors.add(c.key("weight") + " is required (an integer in [1, 100])");
     sum += w;
     s.clusters.push(new WeightedCluster(name, <i32>w));
   }

@@ -137,7 +137,8 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
   const top = new ConfigReader(obj, path, errors);
   const c = new LbConfig();
   c.lbType = top.choice("lb_type", "endpoint", ["endpoint", "cluster"]);
-  let policy = top.choice("lb_policy", POLICY_NONE, POLICIES);
+  // "" is refused, as in Higress ("lb_psolicy  is not supported"); lb_type "" is endpoint there.
+  let policy = top.choice("lb_policy", POLICY_NONE, POLICIES, false);
   if (policy == "least_busy" || policy == "metrics_based") policy = POLICY_ENDPOINT_METRICS;
   // Higress: lb_type cluster takes only cluster policies, endpoint only endpoint ones (main.go 60-93).
   if (policy != POLICY_NONE && (c.lbType == "cluster") != isClusterPolicy(policy)) {

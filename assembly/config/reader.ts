@@ -73,6 +73,14 @@ export class ConfigReader {
     return v;
   }
 
+  /** The value of a number, boolean or choice key: "" counts as absent, as null does (gjson reads
+   *  "", null and a missing key alike as 0 / false / "", and Higress takes 0 for its default; a
+   *  Helm value left empty writes ""). */
+  private scalar(name: string): JsonValue | null {
+    const v = this.value(name);
+    return v !== null && v.isString() && v.str().length == 0 ? null : v;
+  }
+
   str(name: string, def: string): string {
     const v = this.value(name);
     if (v === null) return def;
@@ -80,9 +88,9 @@ export class ConfigReader {
     return v.str();
   }
 
-  /** A string from a fixed set. */
-  choice(name: string, def: string, allowed: string[]): string {
-    if (!this.has(name)) return def;
+  /** A string from a fixed set; "" is the default unless `emptyIsDefault` is false (lb_policy). */
+  choice(name: string, def: string, allowed: string[], emptyIsDefault: bool = true): string {
+    if ((emptyIsDefault ? this.scalar(name) : this.value(name)) === null) return def;
     const s = this.str(name, def);
     if (!allowed.includes(s)) {
       this.errors.add(this.key(name) + " must be one of " + allowed.join(", ") + ", got " + describeText(s));
@@ -92,7 +100,7 @@ export class ConfigReader {
   }
 
   bool(name: string, def: bool): bool {
-    const v = this.value(name);
+    const v = this.scalar(name);
     if (v === null) return def;
     if (!v.isBool()) { this.errors.add(this.key(name) + " must be true or false, got " + describe(v)); return def; }
     return v.bool();
@@ -108,7 +116,7 @@ export class ConfigReader {
 
   /** `unit` (e.g. "milliseconds") is named in the message, for durations. */
   int(name: string, def: i64, min: i64, max: i64, unit: string = ""): i64 {
-    const v = this.value(name);
+    const v = this.scalar(name);
     if (v === null) return def;
     const n = this.numberOf(v);
     if (isNaN(n) || n != Math.floor(n) || n < <f64>min || n > <f64>max) {
@@ -120,7 +128,7 @@ export class ConfigReader {
   }
 
   num(name: string, def: f64, min: f64, max: f64, unit: string = ""): f64 {
-    const v = this.value(name);
+    const v = this.scalar(name);
     if (v === null) return def;
     const n = this.numberOf(v);
     if (isNaN(n) || n < min || n > max) {

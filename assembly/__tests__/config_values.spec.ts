@@ -54,3 +54,40 @@ describe("empty strings (a Helm value left empty): gjson reads them as 0 / false
     expect(error(`{"lb_policy":""}`).startsWith("lb_policy must be one of")).toBe(true);
   });
 });
+
+describe("numbers written as strings: what gjson's Int() / Float() read", () => {
+  it("an integer key takes a string of digits, leading zeros included (gjson parseInt)", () => {
+    expect(glr(`"timeout":"0500"`).redis!.timeoutMs).toBe(500);
+    expect(accepted(`{"lb_policy":"global_least_request","lb_config":{"serviceFQDN":"r","servicePort":"06379"}}`).redis!.cluster).toBe("outbound|6379||r");
+  });
+
+  it("an integer key refuses a string with a fraction or an exponent (Higress reads 0: the default, or no port)", () => {
+    expect(glrError(`"timeout":"1e3"`)).toBe("lb_config.timeout must be an integer in [0, 60000] (milliseconds), got '1e3'");
+    expect(glrError(`"maxRequestCount":"10.0"`)).toBe("lb_config.maxRequestCount must be an integer in [0, 1000000000], got '10.0'");
+    expect(error(`{"lb_policy":"global_least_request","lb_config":{"serviceFQDN":"r","servicePort":"6379.0"}}`))
+      .toBe("lb_config.servicePort must be an integer in [0, 65535], got '6379.0'");
+    expect(glrError(`"timeout":"+500"`)).toBe("lb_config.timeout must be an integer in [0, 60000] (milliseconds), got '+500'");
+  });
+
+  it("a JSON number with an exponent or a zero fraction is the integer it is (gjson safeInt)", () => {
+    expect(glr(`"timeout":1e3`).redis!.timeoutMs).toBe(1000);
+    expect(glr(`"timeout":500.0`).redis!.timeoutMs).toBe(500);
+  });
+
+  it("a number key takes what Go's ParseFloat reads in decimal (\".5\", \"5.\", \"+0.5\", \"00.5\")", () => {
+    const rate = (t: string): f64 => accepted(`{"lb_policy":"endpoint_metrics","lb_config":{"rate_limit":"` + t + `"}}`).metrics.rateLimit;
+    expect(rate(".5")).toBe(0.5);
+    expect(rate("+0.5")).toBe(0.5);
+    expect(rate("00.25")).toBe(0.25);
+    expect(rate("1.")).toBe(1.0);
+    expect(rate("5e-1")).toBe(0.5);
+  });
+
+  it("a number key refuses NaN, infinities, hex and text around the number", () => {
+    const bad = ["NaN", "inf", "-Infinity", "0x1p-1", " 0.5", "0.5 ", "0.5x", ".", "+", "-.e1", "1_0"];
+    for (let i = 0; i < bad.length; i++) {
+      const e = error(`{"lb_policy":"endpoint_metrics","lb_config":{"rate_limit":"` + bad[i] + `"}}`);
+      expect(e.startsWith("lb_config.rate_limit must be a number in [0.0, 1.0], got '")).toBe(true, e);
+    }
+  });
+});

@@ -1,5 +1,5 @@
 // Configuration text checks: exact numbers, header names, host names, host:port.
-import { isClusterName, isHeaderName, isHostName, isHostPort, isKeyPrefix, isNumberText, isPathText } from "../config/text_checks";
+import { isClusterName, isDecimalText, isHeaderName, isHostName, isHostPort, isIntegerText, isKeyPrefix, isNumberText, isPathText } from "../config/text_checks";
 
 describe("isNumberText: the whole string is one JSON number", () => {
   it("accepts", () => {
@@ -9,6 +9,21 @@ describe("isNumberText: the whole string is one JSON number", () => {
   it("refuses", () => {
     const bad = ["", "3s", "10abc", "6379; FLUSHALL", " 1", "1 ", "0x10", "01", "1.", ".5", "+1", "1e", "-", "NaN", "Infinity"];
     for (let i = 0; i < bad.length; i++) expect(isNumberText(bad[i])).toBe(false, bad[i]);
+  });
+});
+
+describe("isIntegerText / isDecimalText: gjson's Int() and Go's ParseFloat (decimal) on a string", () => {
+  it("integers: digits, an optional '-', leading zeros", () => {
+    const ok = ["0", "6379", "-3", "0500", "-007"];
+    for (let i = 0; i < ok.length; i++) expect(isIntegerText(ok[i])).toBe(true, ok[i]);
+    const bad = ["", "-", "+5", "1e3", "10.0", " 5", "5 ", "0x10", "5s", "1_000"];
+    for (let i = 0; i < bad.length; i++) expect(isIntegerText(bad[i])).toBe(false, bad[i]);
+  });
+  it("decimals: sign, digits around an optional '.', an optional exponent", () => {
+    const ok = ["0", "0.6", ".5", "5.", "+0.5", "-2", "00.5", "1e3", "2.5E-2", "5e+1"];
+    for (let i = 0; i < ok.length; i++) expect(isDecimalText(ok[i])).toBe(true, ok[i]);
+    const bad = ["", ".", "+", "-.", "1e", "e1", "NaN", "inf", "Infinity", "0x1p-1", "1_0", " 1", "1 ", "0.5x"];
+    for (let i = 0; i < bad.length; i++) expect(isDecimalText(bad[i])).toBe(false, bad[i]);
   });
 });
 

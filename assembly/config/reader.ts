@@ -3,7 +3,7 @@
 //   "lb_config.maxRequestCount must be an integer >= 0, got -3"
 // and the default is used, so one pass reports the first error without ever aborting the VM.
 import { JsonValue } from "../json/value";
-import { isHeaderName, isHostName, isHostPort, isNumberText } from "./text_checks";
+import { isDecimalText, isHeaderName, isHostName, isHostPort, isIntegerText } from "./text_checks";
 
 export class ConfigErrors {
   messages: string[] = [];
@@ -106,19 +106,22 @@ export class ConfigReader {
     return v.bool();
   }
 
-  /** A number, or a string that is exactly a number (YAML users quote numbers; Higress's gjson
-   *  accepts "6379"); anything else, "3s" or "6379; FLUSHALL" included, is NaN. */
-  private numberOf(v: JsonValue): f64 {
+  /** A number, or a string that is one the way Higress's gjson reads it (YAML users quote
+   *  numbers): for an integer key digits only (Int(): "0500" is 500, "1e3" is 0), for a number key
+   *  a decimal (Float(): ".5"); anything else, "3s" or "6379; FLUSHALL" included, is NaN, so a
+   *  value Higress would misread is refused by name instead of read another way. */
+  private numberOf(v: JsonValue, integer: bool): f64 {
     if (v.isNumber()) return v.num();
-    if (v.isString() && isNumberText(v.str())) return parseFloat(v.str());
-    return NaN;
+    if (!v.isString()) return NaN;
+    const s = v.str();
+    return (integer ? isIntegerText(s) : isDecimalText(s)) ? parseFloat(s) : NaN;
   }
 
   /** `unit` (e.g. "milliseconds") is named in the message, for durations. */
   int(name: string, def: i64, min: i64, max: i64, unit: string = ""): i64 {
     const v = this.scalar(name);
     if (v === null) return def;
-    const n = this.numberOf(v);
+    const n = this.numberOf(v, true);
     if (isNaN(n) || n != Math.floor(n) || n < <f64>min || n > <f64>max) {
       this.errors.add(this.key(name) + " must be an integer in [" + min.toString() + ", " + max.toString() + "]" +
         (unit.length > 0 ? " (" + unit + ")" : "") + ", got " + describe(v));
@@ -130,7 +133,7 @@ export class ConfigReader {
   num(name: string, def: f64, min: f64, max: f64, unit: string = ""): f64 {
     const v = this.scalar(name);
     if (v === null) return def;
-    const n = this.numberOf(v);
+    const n = this.numberOf(v, false);
     if (isNaN(n) || n < min || n > max) {
       this.errors.add(this.key(name) + " must be a number in [" + min.toString() + ", " + max.toString() + "]" +
         (unit.length > 0 ? " (" + unit + ")" : "") + ", got " + describe(v));

@@ -29,6 +29,41 @@ export function isNumberText(s: string): bool {
   return i == n;
 }
 
+/** What gjson v1.18.0's Int() reads from a string (parseInt): an optional '-', then digits only
+ *  (leading zeros allowed), so "6379" and "0500" pass and "1e3", "10.0", "+5", " 5" do not (gjson
+ *  reads those as 0, which Higress takes for the default). */
+export function isIntegerText(s: string): bool {
+  const n = s.length;
+  let i = n > 0 && s.charCodeAt(0) == 0x2D ? 1 : 0;
+  if (i >= n) return false;
+  for (; i < n; i++) if (!isDigit(s.charCodeAt(i))) return false;
+  return true;
+}
+
+/** What Go's strconv.ParseFloat reads from a string in decimal (gjson's Float()): an optional sign,
+ *  digits with an optional '.' (".5" and "5." included), an optional exponent; NaN, infinities,
+ *  hex and '_' separators are not numbers here. */
+export function isDecimalText(s: string): bool {
+  const n = s.length;
+  let i = 0;
+  if (i < n && (s.charCodeAt(i) == 0x2B || s.charCodeAt(i) == 0x2D)) i++;
+  let digits = 0;
+  while (i < n && isDigit(s.charCodeAt(i))) { i++; digits++; }
+  if (i < n && s.charCodeAt(i) == 0x2E) {
+    i++;
+    while (i < n && isDigit(s.charCodeAt(i))) { i++; digits++; }
+  }
+  if (digits == 0) return false;
+  if (i < n && (s.charCodeAt(i) == 0x65 || s.charCodeAt(i) == 0x45)) {
+    i++;
+    if (i < n && (s.charCodeAt(i) == 0x2B || s.charCodeAt(i) == 0x2D)) i++;
+    const start = i;
+    while (i < n && isDigit(s.charCodeAt(i))) i++;
+    if (i == start) return false;
+  }
+  return i == n;
+}
+
 /** RFC 9110 section 5.6.2 tchar: "!#$%&'*+-.^_`|~", digits, letters. */
 function isTchar(c: i32): bool {
   if (isDigit(c) || isAlpha(c)) return true;

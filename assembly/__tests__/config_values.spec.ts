@@ -91,3 +91,22 @@ describe("numbers written as strings: what gjson's Int() / Float() read", () => 
     }
   });
 });
+
+describe("booleans written as strings or numbers: what gjson's Bool() reads", () => {
+  it("\"true\" / \"false\" (any case), \"1\" / \"0\", \"t\" / \"f\" and the numbers 1 / 0 are read as Higress reads them", () => {
+    const yes = [`"true"`, `"TRUE"`, `"True"`, `"t"`, `"T"`, `"1"`, `1`, `true`];
+    for (let i = 0; i < yes.length; i++) expect(glr(`"enableDetailLog":` + yes[i]).detailLog).toBe(true, yes[i]);
+    const no = [`"false"`, `"FALSE"`, `"f"`, `"0"`, `0`, `false`];
+    for (let i = 0; i < no.length; i++) expect(glr(`"enableDetailLog":` + no[i]).detailLog).toBe(false, no[i]);
+    const m = accepted(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"global_inflight_enabled":"false"}}`);
+    expect(m.clusterMetrics.globalInflight).toBe(false);
+  });
+
+  it("what Bool() misreads is refused, named: \"yes\" / \"on\" (false there), other numbers (true there)", () => {
+    expect(glrError(`"enableDetailLog":"yes"`)).toBe("lb_config.enableDetailLog must be true or false, got 'yes'");
+    expect(glrError(`"enableDetailLog":"on"`)).toBe("lb_config.enableDetailLog must be true or false, got 'on'");
+    expect(glrError(`"enableDetailLog":2`)).toBe("lb_config.enableDetailLog must be true or false, got 2");
+    expect(glrError(`"enableDetailLog":0.5`)).toBe("lb_config.enableDetailLog must be true or false, got 0.5");
+    expect(glrError(`"enableDetailLog":["true"]`)).toBe("lb_config.enableDetailLog must be true or false, got an array");
+  });
+});

@@ -99,11 +99,18 @@ export class ConfigReader {
     return s;
   }
 
+  /** true / false, or what Higress's gjson Bool() reads with that meaning: a string Go's ParseBool
+   *  takes after lower-casing ("true", "FALSE", "t", "0"), the numbers 1 and 0. What Bool() misreads
+   *  ("yes" and "on" are false there, 2 is true) is refused. */
   bool(name: string, def: bool): bool {
     const v = this.scalar(name);
     if (v === null) return def;
-    if (!v.isBool()) { this.errors.add(this.key(name) + " must be true or false, got " + describe(v)); return def; }
-    return v.bool();
+    if (v.isBool()) return v.bool();
+    const t = v.isString() ? v.str().toLowerCase() : v.isNumber() && (v.num() == 0 || v.num() == 1) ? (v.num() == 1 ? "1" : "0") : "";
+    if (t == "true" || t == "t" || t == "1") return true;
+    if (t == "false" || t == "f" || t == "0") return false;
+    this.errors.add(this.key(name) + " must be true or false, got " + describe(v));
+    return def;
   }
 
   /** A number, or a string that is one the way Higress's gjson reads it (YAML users quote

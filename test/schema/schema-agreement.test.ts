@@ -65,7 +65,7 @@ function probes(spec: Obj): { valid: unknown[]; invalid: unknown[] } {
       valid: [spec.minimum, spec.maximum, (spec.minimum + spec.maximum) / 2],
       invalid: [spec.minimum - Math.max(spec.minimum / 2, 0.5), spec.maximum + 1, "x", false],
     };
-    case "boolean": return { valid: [true, false], invalid: ["yes", 1] };
+    case "boolean": return { valid: [true, false], invalid: ["yes", 2] };
     // A pattern (header names, paths) is also probed with upper case and with a space.
     case "string": return { valid: ["abc", ...(spec.pattern ? ["X-Abc"] : [])], invalid: [5, ["abc"], ...(spec.pattern ? ["a b"] : [])] };
     case "array": return { valid: [[], ["a", "b"]], invalid: ["a", [1]] };

@@ -22,10 +22,8 @@ export class ClusterHashSettings {
 
 export function parseClusterHashSettings(r: ConfigReader): ClusterHashSettings {
   const s = new ClusterHashSettings();
-  const hash = r.headerName("hash_header", "", true);
-  if (hash.length > 0) s.hashHeader = hash;
-  const target = r.headerName("cluster_header", "", true);
-  if (target.length > 0) s.clusterHeader = target;
+  s.hashHeader = r.headerNameOrDefault("hash_header", s.hashHeader);
+  s.clusterHeader = r.headerNameOrDefault("cluster_header", s.clusterHeader);
   const o = r.obj;
   const v: JsonValue | null = o === null ? null : o.get("clusters");
   const items: JsonValue[] = v !== null && v.isArray() ? v.arr() : [];

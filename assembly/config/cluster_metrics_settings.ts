@@ -68,8 +68,7 @@ export function parseClusterMetricsSettings(r: ConfigReader): ClusterMetricsSett
     else if (!isClusterName(name)) r.errors.add(r.key("service_list") + "[" + i.toString() + "] " + CLUSTER_NAME_RULE + describeText(name));
     else if (s.services.indexOf(name) < i) r.errors.add(r.key("service_list") + "[" + i.toString() + "] repeats " + describeText(name));
   }
-  const header = r.headerName("cluster_header", "", true);
-  s.clusterHeader = header.length == 0 ? DEFAULT_CLUSTER_HEADER : header;
+  s.clusterHeader = r.headerNameOrDefault("cluster_header", DEFAULT_CLUSTER_HEADER);
   s.rateLimit = r.num("rate_limit", 1.0, 0.0, 1.0);
   if (s.rateLimit == 0.0) r.errors.add(r.key("rate_limit") + " must be in (0, 1] (1 = no limit), got 0");
   s.queueSize = <i32>intZeroDefault(r, "queue_size", 100, 0, 100000);

@@ -15,8 +15,7 @@ export class EndpointHashSettings {
 
 export function parseEndpointHashSettings(r: ConfigReader): EndpointHashSettings {
   const s = new EndpointHashSettings();
-  const h = r.headerName("hash_header", "", true);
-  if (h.length > 0) s.hashHeader = h;
+  s.hashHeader = r.headerNameOrDefault("hash_header", s.hashHeader);
   const minutes = r.int("stickyTimeout", 60, 0, 525600, "minutes");
   s.stickyTtlSeconds = (minutes == 0 ? 60 : minutes) * 60;
   s.compat = r.bool("compat", false);

@@ -171,6 +171,11 @@ export class ConfigReader {
     return def;
   }
 
+  /** A header name where "" (or no value) means `def`, as Higress reads cluster_header and hash_header. */
+  headerNameOrDefault(name: string, def: string): string {
+    return this.str(name, "").length == 0 ? def : this.headerName(name, def, false);
+  }
+
   /** A DNS host name (the Redis service FQDN, e.g. redis.static). */
   hostName(name: string): string {
     const s = this.str(name, "");

@@ -55,7 +55,8 @@ export function parseSloSettings(r: ConfigReader): SloSettings {
   const s = new SloSettings();
   s.ttftMs = r.num("sloTtftMs", 0, 0, 3600000, "milliseconds");
   s.tpotMs = r.num("sloTpotMs", 0, 0, 3600000, "milliseconds");
-  s.ttftHeader = r.headerName("sloTtftHeader", s.ttftHeader, true); // "": the route's default SLO only
+  // "": no request header carries the SLO (the route's sloTtftMs / sloTpotMs only).
+  s.ttftHeader = r.headerName("sloTtftHeader", s.ttftHeader, true);
   s.tpotHeader = r.headerName("sloTpotHeader", s.tpotHeader, true);
   s.pick = r.choice("sloPick", SLO_PICK_TPOT_FIT, [SLO_PICK_TPOT_FIT, SLO_PICK_BEST_FIT, SLO_PICK_MOST_HEADROOM]);
   s.exploration = r.num("sloExploration", 0.01, 0.0, 1.0);

@@ -1,0 +1,54 @@
+// Every key that names an HTTP header is an RFC 9110 token, whichever policy reads it: a name the
+// plugin writes (cluster_header) or reads (hash_header, the SLO and tenant headers) that no request
+// can carry would make every request fail or fall back, and a CR/LF in it would split log lines.
+import { parsePluginConfig } from "../config/rules";
+import { LbConfig } from "../config/lb_config";
+
+function accepted(json: string): LbConfig {
+  const r = parsePluginConfig(json);
+  expect(r.error).toBe("", json);
+  return r.config!.defaultConfig!;
+}
+
+function error(json: string): string {
+  const r = parsePluginConfig(json);
+  expect(r.config).toBeNull(json);
+  return r.error;
+}
+
+const METRICS = `{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],`;
+const HASH = `{"lb_type":"cluster","lb_policy":"cluster_hash","lb_config":{"clusters":[{"cluster":"a","weight":100}],`;
+const EHASH = `{"lb_policy":"endpoint_hash","lb_config":{"serviceFQDN":"r","servicePort":1,`;
+const SLO = `{"lb_policy":"predicted_latency","lb_config":{`;
+const GLR = `{"lb_policy":"global_least_request","lb_config":{"serviceFQDN":"r","servicePort":1,`;
+
+const TOKEN_RULE = " must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)";
+
+describe("header-name keys of every policy", () => {
+  it("a name with a space, ':' or CR/LF is refused, naming the key", () => {
+    const cases: string[][] = [
+      [METRICS + `"cluster_header":"x target"}}`, "lb_config.cluster_header"],
+      [HASH + `"cluster_header":"x:target"}}`, "lb_config.cluster_header"],
+      [HASH + `"hash_header":"x-user\\r\\nx-evil"}}`, "lb_config.hash_header"],
+      [EHASH + `"hash_header":"x session"}}`, "lb_config.hash_header"],
+      [SLO + `"sloTtftHeader":"x slo"}}`, "lb_config.sloTtftHeader"],
+      [SLO + `"sloTpotHeader":"x(slo)"}}`, "lb_config.sloTpotHeader"],
+      [GLR + `"queueTenantHeader":"x tenant"}}`, "lb_config.queueTenantHeader"],
+    ];
+    for (let i = 0; i < cases.length; i++) {
+      const e = error(cases[i][0]);
+      expect(e.startsWith(cases[i][1] + TOKEN_RULE)).toBe(true, e);
+      expect(e.includes("\n") || e.includes("\r")).toBe(false, e);
+    }
+  });
+
+  it("valid names are lower-cased; \"\" keeps its meaning (Higress's default; no SLO or tenant header)", () => {
+    expect(accepted(METRICS + `"cluster_header":"X-Target"}}`).clusterMetrics.clusterHeader).toBe("x-target");
+    expect(accepted(METRICS + `"cluster_header":""}}`).clusterMetrics.clusterHeader).toBe("x-higress-target-cluster");
+    expect(accepted(HASH + `"hash_header":"","cluster_header":""}}`).clusterHash.hashHeader).toBe("x-mse-consumer");
+    expect(accepted(EHASH + `"hash_header":"X-Session"}}`).endpointHash.hashHeader).toBe("x-session");
+    expect(accepted(SLO + `"sloTtftHeader":"","sloTpotHeader":"X-Tpot"}}`).slo.tpotHeader).toBe("x-tpot");
+    expect(accepted(SLO + `"sloTtftHeader":""}}`).slo.ttftHeader).toBe("");
+    expect(accepted(GLR + `"queueTenantHeader":""}}`).queue.tenantHeader).toBe("");
+  });
+});

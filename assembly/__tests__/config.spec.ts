@@ -369,9 +369,9 @@ describe("validation refuses what the plugin cannot use", () => {
 
   it("header names must be HTTP tokens", () => {
     expect(error(glr(`"debugHeader":"x bad header"`)))
-      .toBe("lb_config.debugHeader must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~), got 'x bad header'");
+      .toBe("lb_config.debugHeader must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~), got 'x' followed by ' ' (the rest not shown)");
     expect(error(glr(`"destinationHeader":"x-dest\\r\\nx-injected: 1"`)))
-      .toBe("lb_config.destinationHeader must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~), got 'x-dest\\r\\nx-injected: 1'");
+      .toBe("lb_config.destinationHeader must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~), got 'x-dest' followed by '\\r' (the rest not shown)");
     expectContains(error(glr(`"priorityHeader":""`)), "lb_config.priorityHeader must be an HTTP header name");
     expectContains(error(`{"lb_policy":"header","lb_config":{"header":":authority"}}`), "lb_config.header must be an HTTP header name");
     expect(parsePluginConfig(glr(`"debugHeader":"X-LLMLB-Debug","destinationHeader":""`)).config!.defaultConfig!.debugHeader).toBe("x-llmlb-debug");
@@ -385,7 +385,7 @@ describe("validation refuses what the plugin cannot use", () => {
 
   it("debugHeader is an HTTP token under the cluster policies too", () => {
     expect(error(`{"lb_type":"cluster","lb_policy":"cluster_hash","lb_config":{"clusters":[{"cluster":"a","weight":100}],"debugHeader":"bad hdr:x"}}`))
-      .toBe("lb_config.debugHeader must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~), got 'bad hdr:x'");
+      .toBe("lb_config.debugHeader must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~), got 'bad' followed by ' ' (the rest not shown)");
     expectContains(error(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"debugHeader":"x\\r\\ny"}}`),
       "lb_config.debugHeader must be an HTTP header name");
     const ok = parsePluginConfig(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"debugHeader":"X-Debug"}}`);

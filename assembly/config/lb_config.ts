@@ -191,8 +191,9 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
   c.shedStatus = <u32>r.int("shedStatus", 429, 400, 599);
   c.retryAfterSeconds = r.int("retryAfter", 1, 0, 3600, "seconds");
   c.priorityHeader = r.headerName("priorityHeader", c.priorityHeader, false);
-  c.highPriorityValue = r.str("highPriorityValue", c.highPriorityValue);
-  c.lowPriorityValue = r.str("lowPriorityValue", c.lowPriorityValue);
+  // Header values a client must send to be treated as high / low priority: possibly a token.
+  c.highPriorityValue = r.secret("highPriorityValue", c.highPriorityValue);
+  c.lowPriorityValue = r.secret("lowPriorityValue", c.lowPriorityValue);
   c.lowPriorityFraction = r.num("lowPriorityFraction", 0.5, 0.0, 1.0);
   c.failurePenalty = r.int("failurePenalty", 2, 0, 1000000);
   c.failurePenaltyMs = r.int("failurePenaltySeconds", 10, 0, 3600, "seconds") * 1000;

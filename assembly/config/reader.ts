@@ -48,9 +48,22 @@ export function escapeControls(s: string): string {
   return out;
 }
 
-/** A string value as the message shows it: quoted, control characters escaped. */
+/** Characters of a value or key a message shows at most; the rest is cut and its length named. */
+const SHOWN_CHARS = 64;
+
+/** Text as a message shows it: at most SHOWN_CHARS characters (a 1 MB key must not make a 1 MB log
+ *  line; a surrogate pair is never split), control characters escaped. */
+export function shownText(s: string): string {
+  if (s.length <= SHOWN_CHARS + 16) return escapeControls(s);
+  let end = SHOWN_CHARS;
+  const c = s.charCodeAt(end - 1);
+  if (c >= 0xD800 && c < 0xDC00) end--;
+  return escapeControls(s.substring(0, end)) + "... (" + s.length.toString() + " characters)";
+}
+
+/** A string value as the message shows it: quoted, cut, control characters escaped. */
 export function describeText(s: string): string {
-  return "'" + escapeControls(s) + "'";
+  return "'" + shownText(s) + "'";
 }
 
 export class ConfigReader {
@@ -149,13 +162,13 @@ export class ConfigReader {
     return n;
   }
 
-  /** A secret: a wrong type is named without printing the value. */
-  secret(name: string): string {
+  /** A secret (or a header value that may be one): a wrong type is named without printing the value. */
+  secret(name: string, def: string = ""): string {
     const v = this.value(name);
-    if (v === null) return "";
+    if (v === null) return def;
     if (!v.isString()) {
       this.errors.add(this.key(name) + " must be a string (quote it in YAML), got " + kindOf(v) + " (value not shown)");
-      return "";
+      return def;
     }
     return v.str();
   }
@@ -163,11 +176,17 @@ export class ConfigReader {
   /** An HTTP header name (RFC 9110 token), lower-cased; "" passes only when `allowEmpty` (the
    *  caller reads it as "off" or "the default"). Upper case works in Envoy (the ABI's header calls
    *  key by Http::LowerCaseString, envoy-1.27 context.cc), a non-token fails every request there
-   *  (HeaderUtility::checkValidRequestHeaders in the upstream codec: 503 "invalid header name"). */
+   *  (HeaderUtility::checkValidRequestHeaders in the upstream codec: 503 "invalid header name").
+   *  A refusal shows the text up to the first character not allowed and that character: a header
+   *  line pasted in ("Authorization: Bearer ...") must not print its value. */
   headerName(name: string, def: string, allowEmpty: bool): string {
     const s = this.str(name, def);
     if ((s.length == 0 && allowEmpty) || isHeaderName(s)) return s.toLowerCase();
-    this.errors.add(this.key(name) + " must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~), got " + describeText(s));
+    let bad = 0;
+    while (bad < s.length && isHeaderName(s.charAt(bad))) bad++;
+    let got = describeText(s.substring(0, bad));
+    if (bad < s.length) got += " followed by " + describeText(s.charAt(bad)) + (bad + 1 < s.length ? " (the rest not shown)" : "");
+    this.errors.add(this.key(name) + " must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~), got " + got);
     return def;
   }
 
@@ -242,7 +261,7 @@ export class ConfigReader {
     if (o === null) return;
     const keys = o.keys();
     for (let i = 0; i < keys.length; i++) {
-      if (!known.includes(keys[i])) this.errors.add(this.key(escapeControls(keys[i])) + " is not a known key");
+      if (!known.includes(keys[i])) this.errors.add(this.key(shownText(keys[i])) + " is not a known key");
     }
   }
 }

@@ -110,3 +110,15 @@ describe("booleans written as strings or numbers: what gjson's Bool() reads", ()
     expect(glrError(`"enableDetailLog":["true"]`)).toBe("lb_config.enableDetailLog must be true or false, got an array");
   });
 });
+
+describe("duplicate keys: gjson's Get() reads the first, its Map() (the SDK's _rules_) the last", () => {
+  it("a key written twice in one object is refused, named, at every level (value not shown)", () => {
+    expect(error(`{"lb_policy":"endpoint_metrics","lb_policy":"prefix_cache"}`)).toBe("lb_policy appears more than once");
+    expect(glrError(`"password":"a","password":"b"`)).toBe("lb_config.password appears more than once");
+    expect(error(`{"_rules_":[{"_match_route_":["r"],"_match_route_":["s"],"lb_policy":"endpoint_metrics"}]}`))
+      .toBe("_rules_[0]._match_route_ appears more than once");
+    expect(error(`{"_rules_":[],"_rules_":[{"_match_route_":["r"],"lb_policy":"endpoint_metrics"}]}`)).toBe("_rules_ appears more than once");
+    expect(error(`{"lb_type":"cluster","lb_policy":"cluster_hash","lb_config":{"clusters":[{"cluster":"a","cluster":"b","weight":100}]}}`))
+      .toBe("lb_config.clusters[0].cluster appears more than once");
+  });
+});

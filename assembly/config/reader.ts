@@ -255,12 +255,17 @@ export class ConfigReader {
     return new ConfigReader(v, this.key(name), this.errors);
   }
 
-  /** Reports keys this reader does not know: a typo must not silently become a default. */
+  /** Reports keys this reader does not know (a typo must not silently become a default) and keys
+   *  written twice: gjson's Get() reads the first, its Map() (the SDK's `_rules_`) the last, so
+   *  which one was meant is a guess (Higress's WasmPlugin config, a protobuf Struct, has none). */
   rejectUnknown(known: string[]): void {
     const o = this.obj;
     if (o === null) return;
     const keys = o.keys();
+    const seen = new Set<string>();
     for (let i = 0; i < keys.length; i++) {
+      if (seen.has(keys[i])) this.errors.add(this.key(shownText(keys[i])) + " appears more than once");
+      seen.add(keys[i]);
       if (!known.includes(keys[i])) this.errors.add(this.key(shownText(keys[i])) + " is not a known key");
     }
   }

@@ -1,6 +1,7 @@
 // Every key that names an HTTP header is an RFC 9110 token, whichever policy reads it: a name the
 // plugin writes (cluster_header) or reads (hash_header, the SLO and tenant headers) that no request
 // can carry would make every request fail or fall back, and a CR/LF in it would split log lines.
+// Envoy cluster names the plugin writes into a header or calls carry no control character.
 import { parsePluginConfig } from "../config/rules";
 import { LbConfig } from "../config/lb_config";
 
@@ -50,5 +51,18 @@ describe("header-name keys of every policy", () => {
     expect(accepted(SLO + `"sloTtftHeader":"","sloTpotHeader":"X-Tpot"}}`).slo.tpotHeader).toBe("x-tpot");
     expect(accepted(SLO + `"sloTtftHeader":""}}`).slo.ttftHeader).toBe("");
     expect(accepted(GLR + `"queueTenantHeader":""}}`).queue.tenantHeader).toBe("");
+  });
+});
+
+describe("Envoy cluster names the plugin writes into a header or calls", () => {
+  it("a control character in service_list, clusters[i].cluster or metricsCluster is refused, named", () => {
+    expect(error(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["outbound|80||a","b\\r\\nx-evil: 1"]}}`))
+      .toBe("lb_config.service_list[1] must be an Envoy cluster name (no control characters), got 'b\\r\\nx-evil: 1'");
+    expect(error(`{"lb_type":"cluster","lb_policy":"cluster_hash","lb_config":{"clusters":[{"cluster":"a\\u0000","weight":100}]}}`))
+      .toBe("lb_config.clusters[0].cluster must be an Envoy cluster name (no control characters), got 'a\\x00'");
+    expect(error(`{"lb_policy":"endpoint_metrics","lb_config":{"metricsSource":"poll","metricsCluster":"dst\\n"}}`))
+      .toBe("lb_config.metricsCluster must be an Envoy cluster name (no control characters), got 'dst\\n'");
+    expect(accepted(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["outbound|80||a.svc.cluster.local"]}}`).clusterMetrics.services[0])
+      .toBe("outbound|80||a.svc.cluster.local");
   });
 });

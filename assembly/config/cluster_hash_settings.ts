@@ -7,8 +7,6 @@
 // invalid name fails every request in Envoy (config/reader.ts headerName).
 import { JsonValue } from "../json/value";
 import { ConfigReader, describeText } from "./reader";
-import { isClusterName } from "./text_checks";
-import { CLUSTER_NAME_RULE } from "./cluster_metrics_settings";
 
 export class WeightedCluster {
   constructor(public cluster: string, public weight: i32) {}
@@ -39,7 +37,7 @@ export function parseClusterHashSettings(r: ConfigReader): ClusterHashSettings {
     c.rejectUnknown(["cluster", "weight"]);
     const name = c.str("cluster", "");
     if (name.length == 0) r.errors.add(c.key("cluster") + " must be a non-empty string");
-    else if (!isClusterName(name)) r.errors.add(c.key("cluster") + " " + CLUSTER_NAME_RULE + describeText(name));
+    else c.checkClusterName(c.key("cluster"), name);
     const before = r.errors.messages.length;
     const w = c.int("weight", 0, 1, 100); // absent, null or "": 0 (Higress: "weight must be > 0")
     if (w == 0 && r.errors.messages.length == before) r.errors.add(c.key("weight") + " is required (an integer in [1, 100])");

@@ -5,7 +5,6 @@
 // silently least_busy), `rate_limit` must be in (0, 1] and 1 means no limit, `failure_cooldown_ms: 0`
 // disables the cooldown (Higress: 0 means 30000), negative sizes are refused (Higress: 16).
 import { ConfigReader, describeText } from "./reader";
-import { isClusterName } from "./text_checks";
 
 export const MODE_LEAST_BUSY = 0;
 export const MODE_LEAST_TOTAL_LATENCY = 1;
@@ -15,8 +14,6 @@ export const MODE_NAMES: string[] = ["LeastBusy", "LeastTotalLatency", "LeastFir
 
 export const DEFAULT_CLUSTER_HEADER = "x-higress-target-cluster";
 
-/** The refusal of a service name that cannot be written as a header value (text_checks.ts isClusterName). */
-export const CLUSTER_NAME_RULE = "must be an Envoy cluster name (no control characters), got ";
 
 /** Case-sensitive, as Higress compares it; -1 for anything else. */
 export function parseMode(s: string): i32 {
@@ -65,7 +62,7 @@ export function parseClusterMetricsSettings(r: ConfigReader): ClusterMetricsSett
   for (let i = 0; i < s.services.length; i++) {
     const name = s.services[i];
     if (name.length == 0) r.errors.add(r.key("service_list") + "[" + i.toString() + "] must not be empty");
-    else if (!isClusterName(name)) r.errors.add(r.key("service_list") + "[" + i.toString() + "] " + CLUSTER_NAME_RULE + describeText(name));
+    else if (!r.checkClusterName(r.key("service_list") + "[" + i.toString() + "]", name)) continue;
     else if (s.services.indexOf(name) < i) r.errors.add(r.key("service_list") + "[" + i.toString() + "] repeats " + describeText(name));
   }
   s.clusterHeader = r.headerNameOrDefault("cluster_header", DEFAULT_CLUSTER_HEADER);

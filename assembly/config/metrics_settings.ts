@@ -115,6 +115,7 @@ export function parseMetricsSettings(r: ConfigReader): MetricsSettings {
   s.path = r.str("metricsPath", "/metrics");
   if (!isPathText(s.path)) r.errors.add(r.key("metricsPath") + " must be a path starting with '/' without spaces or control characters, got " + describeText(s.path));
   s.cluster = r.str("metricsCluster", "");
+  if (s.cluster.length > 0) r.checkClusterName(r.key("metricsCluster"), s.cluster);
   if (s.source == SOURCE_POLL && s.cluster.length == 0) {
     r.errors.add(r.key("metricsCluster") + " is required when metricsSource is poll (an ORIGINAL_DST cluster with use_http_header: true)");
   }

@@ -3,7 +3,7 @@
 //   "lb_config.maxRequestCount must be an integer >= 0, got -3"
 // and the default is used, so one pass reports the first error without ever aborting the VM.
 import { JsonValue } from "../json/value";
-import { isDecimalText, isHeaderName, isHostName, isHostPort, isIntegerText } from "./text_checks";
+import { isClusterName, isDecimalText, isHeaderName, isHostName, isHostPort, isIntegerText } from "./text_checks";
 
 export class ConfigErrors {
   messages: string[] = [];
@@ -193,6 +193,13 @@ export class ConfigReader {
   /** A header name where "" (or no value) means `def`, as Higress reads cluster_header and hash_header. */
   headerNameOrDefault(name: string, def: string): string {
     return this.str(name, "").length == 0 ? def : this.headerName(name, def, false);
+  }
+
+  /** Refuses `value`, read from `key`, unless it is an Envoy cluster name (no control characters). */
+  checkClusterName(key: string, value: string): bool {
+    if (isClusterName(value)) return true;
+    this.errors.add(key + " must be an Envoy cluster name (no control characters), got " + describeText(value));
+    return false;
   }
 
   /** A DNS host name (the Redis service FQDN, e.g. redis.static). */

@@ -142,9 +142,10 @@ export function isPathText(s: string): bool {
   return true;
 }
 
-/** An Envoy cluster name a cluster policy writes as a header value (outbound|443||llm-a.dns):
- *  non-empty, no control character (none can be in a header value: Envoy validHeaderString,
- *  HeaderUtility::checkValidRequestHeaders; nor in a name Istio/Higress give a cluster). */
+/** An Envoy cluster name a cluster policy writes as a header value (outbound|443||llm-a.dns) or
+ *  the plugin calls: non-empty, no control character (none can be in a header value: Envoy
+ *  validHeaderString, HeaderUtility::checkValidRequestHeaders; nor in a name Istio/Higress give a
+ *  cluster; a CR/LF would also split a log line). */
 export function isClusterName(s: string): bool {
   if (s.length == 0) return false;
   for (let i = 0; i < s.length; i++) {

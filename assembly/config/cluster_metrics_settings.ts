@@ -51,8 +51,8 @@ function intZeroDefault(r: ConfigReader, name: string, def: i64, min: i64, max: 
 
 export function parseClusterMetricsSettings(r: ConfigReader): ClusterMetricsSettings {
   const s = new ClusterMetricsSettings();
-  const mode = r.str("mode", "LeastBusy");
-  s.mode = parseMode(mode);
+  const mode = r.str("mode", "");
+  s.mode = mode.length == 0 ? MODE_LEAST_BUSY : parseMode(mode); // missing or "": LeastBusy
   if (s.mode < 0) {
     r.errors.add(r.key("mode") + " must be one of " + MODE_NAMES.join(", ") + " (case-sensitive), got " + describeText(mode));
     s.mode = MODE_LEAST_BUSY;
@@ -82,6 +82,7 @@ export function parseClusterMetricsSettings(r: ConfigReader): ClusterMetricsSett
   s.globalInflight = r.bool("global_inflight_enabled", false);
   s.globalKeyPrefix = r.str("global_inflight_key_prefix", "");
   if (s.globalKeyPrefix.length == 0) s.globalKeyPrefix = "higress:adaptive_score_inflight";
+  else r.checkKeyPrefix(r.key("global_inflight_key_prefix"), s.globalKeyPrefix);
   s.globalTimeoutMs = intZeroDefault(r, "global_inflight_timeout", 3000, 0, 60000, "milliseconds");
   s.globalKeyTtlSeconds = intZeroDefault(r, "global_inflight_key_ttl", 1800, 0, 31536000, "seconds");
   if (s.globalInflight && (!r.has("serviceFQDN") || !r.has("servicePort"))) {

@@ -12,7 +12,6 @@ import { ClusterHashSettings, parseClusterHashSettings } from "./cluster_hash_se
 import { EndpointHashSettings, parseEndpointHashSettings, ENDPOINT_HASH_KEYS } from "./endpoint_hash_settings";
 import { checkClusterKeys, isClusterPolicy, POLICY_CLUSTER_HASH, POLICY_CLUSTER_METRICS } from "./cluster_settings";
 import { checkKeys, HIGRESS_FOREIGN_KEYS } from "./higress_keys";
-import { isKeyPrefix } from "./text_checks";
 import { SloSettings, parseSloSettings, SLO_KEYS } from "./slo_settings";
 import { QueueSettings, parseQueueSettings, QUEUE_KEYS } from "./queue_settings";
 
@@ -177,9 +176,7 @@ export function parseLbConfig(obj: JsonValue, path: string, errors: ConfigErrors
   c.endpointHash = parseEndpointHashSettings(r);
   c.redis = parseRedis(r, policy);
   c.keyPrefix = r.str("keyPrefix", c.keyPrefix);
-  if (!isKeyPrefix(c.keyPrefix)) {
-    r.errors.add(r.key("keyPrefix") + " must be non-empty without '{', '}', spaces or control characters (it is inside every key's hash tag), got " + describeText(c.keyPrefix));
-  }
+  r.checkKeyPrefix(r.key("keyPrefix"), c.keyPrefix);
   c.keyScope = r.choice("keyScope", "route_cluster", ["route_cluster", "cluster"]);
   c.leaseTtlMs = r.int("leaseTTL", 60, 2, 86400, "seconds") * 1000;
   c.candidateTtlMs = r.int("candidateTTL", 30, 1, 3600, "seconds") * 1000;

@@ -3,7 +3,7 @@
 // Defaults sit next to their validation; the policy's behaviour is described in
 // assembly/metrics_policy/README.md.
 import { ConfigReader, describeText } from "./reader";
-import { isPathText } from "./text_checks";
+import { isMetricName, isPathText } from "./text_checks";
 import { fnv1a64 } from "../util/fnv";
 import { u64ToHexLower } from "../util/hex";
 
@@ -90,6 +90,9 @@ export function parseMetricsSettings(r: ConfigReader): MetricsSettings {
   const s = new MetricsSettings();
   s.metricPolicy = r.choice("metric_policy", METRIC_POLICY_DEFAULT, [METRIC_POLICY_DEFAULT, METRIC_POLICY_LEAST, METRIC_POLICY_MOST]);
   s.targetMetric = r.str("target_metric", "");
+  if (s.targetMetric.length > 0 && !isMetricName(s.targetMetric)) {
+    r.errors.add(r.key("target_metric") + " must be a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*), got " + describeText(s.targetMetric));
+  }
   if (s.metricPolicy != METRIC_POLICY_DEFAULT && s.targetMetric.length == 0 && r.has("metric_policy")) {
     r.errors.add(r.key("target_metric") + " is required when metric_policy is " + s.metricPolicy);
   }

@@ -3,7 +3,7 @@
 //   "lb_config.maxRequestCount must be an integer >= 0, got -3"
 // and the default is used, so one pass reports the first error without ever aborting the VM.
 import { JsonValue } from "../json/value";
-import { isClusterName, isDecimalText, isHeaderName, isHostName, isHostPort, isIntegerText } from "./text_checks";
+import { isClusterName, isDecimalText, isHeaderName, isHostName, isHostPort, isIntegerText, isKeyPrefix } from "./text_checks";
 
 export class ConfigErrors {
   messages: string[] = [];
@@ -200,6 +200,12 @@ export class ConfigReader {
     if (isClusterName(value)) return true;
     this.errors.add(key + " must be an Envoy cluster name (no control characters), got " + describeText(value));
     return false;
+  }
+
+  /** Refuses `value`, read from `key`, unless it can start every Redis key inside a hash tag. */
+  checkKeyPrefix(key: string, value: string): void {
+    if (isKeyPrefix(value)) return;
+    this.errors.add(key + " must be non-empty without '{', '}', spaces or control characters (it is inside every key's hash tag), got " + describeText(value));
   }
 
   /** A DNS host name (the Redis service FQDN, e.g. redis.static). */

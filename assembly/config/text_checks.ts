@@ -122,6 +122,16 @@ export function isHostPort(s: string): bool {
   return isHostName(host);
 }
 
+/** A Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*), as a /metrics line starts. */
+export function isMetricName(s: string): bool {
+  if (s.length == 0) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (!isAlpha(c) && c != 0x5F && c != 0x3A && (i == 0 || !isDigit(c))) return false;
+  }
+  return true;
+}
+
 /** A Redis key prefix: printable, no space and no '{' or '}' (it sits inside a hash tag). */
 export function isKeyPrefix(s: string): bool {
   if (s.length == 0) return false;

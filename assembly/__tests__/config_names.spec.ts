@@ -66,3 +66,25 @@ describe("Envoy cluster names the plugin writes into a header or calls", () => {
       .toBe("outbound|80||a.svc.cluster.local");
   });
 });
+
+describe("other names", () => {
+  it("target_metric is a Prometheus metric name (a name no /metrics line can carry never matches)", () => {
+    expect(accepted(`{"lb_policy":"endpoint_metrics","lb_config":{"metric_policy":"least","target_metric":"vllm:num_requests_waiting"}}`).metrics.targetMetric)
+      .toBe("vllm:num_requests_waiting");
+    expect(error(`{"lb_policy":"endpoint_metrics","lb_config":{"metric_policy":"least","target_metric":"vllm:num_requests_waiting{model=\\"a\\"}"}}`))
+      .toBe("lb_config.target_metric must be a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*), got 'vllm:num_requests_waiting{model=\"a\"}'");
+    expect(error(`{"lb_policy":"endpoint_metrics","lb_config":{"target_metric":"9lives"}}`).startsWith("lb_config.target_metric must be a Prometheus metric name")).toBe(true);
+  });
+
+  it("global_inflight_key_prefix is a key prefix as keyPrefix is (it is inside every key's hash tag); \"\" is Higress's default", () => {
+    const base = `{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"mode":"AdaptiveScore",`;
+    expect(error(base + `"global_inflight_key_prefix":"a}b"}}`))
+      .toBe("lb_config.global_inflight_key_prefix must be non-empty without '{', '}', spaces or control characters (it is inside every key's hash tag), got 'a}b'");
+    expect(accepted(base + `"global_inflight_key_prefix":""}}`).clusterMetrics.globalKeyPrefix).toBe("higress:adaptive_score_inflight");
+    expect(accepted(base + `"global_inflight_key_prefix":"my:prefix"}}`).clusterMetrics.globalKeyPrefix).toBe("my:prefix");
+  });
+
+  it("cluster_metrics mode \"\" is LeastBusy, as a missing mode (a choice left empty is its default)", () => {
+    expect(accepted(`{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],"mode":""}}`).clusterMetrics.mode).toBe(0);
+  });
+});

@@ -53,37 +53,56 @@ async function byPlugin(config: unknown): Promise<Verdict> {
 
 interface Case { name: string; config: Obj }
 
-/** Values just inside and just outside what the schema allows for one property. */
+/** Strings and lists of strings that are names, hosts, paths or free text: every one is a probe
+ *  for every string (list) key, so a pattern the plugin applies and the schema lacks (or the other
+ *  way round) shows as a disagreement. */
+const TEXTS = ["", "a b", "a\r\nb", "{x}", "x:y", "h:0", "a..b:80", "[1:2]:80", "[::1]:80", "10.0.0.1:65535", "x".repeat(300)];
+
+/** Values just inside and just outside what the schema allows for one property. The forms the
+ *  plugin alone accepts (numbers and booleans as strings, "" for a default) are not probed here:
+ *  "the plugin accepts the forms Higress's gjson reads" below checks them one way. */
 function probes(spec: Obj): { valid: unknown[]; invalid: unknown[] } {
   if (spec.enum) return { valid: spec.enum, invalid: ["not-one-of-them", 1] };
+  const min = spec.minimum ?? spec.exclusiveMinimum;
   switch (spec.type) {
     case "integer": return {
       valid: [spec.minimum, spec.maximum, spec.default].filter((v) => v !== undefined),
-      invalid: [spec.minimum - 1, spec.maximum + 1, spec.minimum + 0.5, "x", true],
+      invalid: [min - 1, spec.maximum + 1, min + 0.5, "x", true],
     };
     case "number": return {
-      valid: [spec.minimum, spec.maximum, (spec.minimum + spec.maximum) / 2],
-      invalid: [spec.minimum - Math.max(spec.minimum / 2, 0.5), spec.maximum + 1, "x", false],
+      valid: [spec.minimum, spec.maximum, (min + spec.maximum) / 2].filter((v) => v !== undefined),
+      invalid: [min - Math.max(min / 2, 0.5), spec.maximum + 1, "x", false, ...(spec.exclusiveMinimum !== undefined ? [min] : [])],
     };
     case "boolean": return { valid: [true, false], invalid: ["yes", 2] };
-    // A pattern (header names, paths) is also probed with upper case and with a space.
-    case "string": return { valid: ["abc", ...(spec.pattern ? ["X-Abc"] : [])], invalid: [5, ["abc"], ...(spec.pattern ? ["a b"] : [])] };
-    case "array": return { valid: [[], ["a", "b"]], invalid: ["a", [1]] };
+    case "string": return { valid: ["abc"], invalid: [5, ["abc"], ...TEXTS] };
+    case "array": return { valid: [[], ["a", "b"]], invalid: ["a", [1], ...TEXTS.map((t) => [t])] };
     default: return { valid: ["anything", 5], invalid: [] };
   }
 }
 
-// A policy whose validation reads every lb_config key (Redis keys are read only when Redis is used).
-const BASE = { lb_policy: "global_least_request", lb_config: { serviceFQDN: "redis.static", servicePort: 6379 } };
+/** For each lb_config definition, a configuration whose validation reads every key of it (Redis
+ *  keys are read only when Redis is used). */
+const BASES: Record<string, Obj> = {
+  endpointConfig: { lb_policy: "global_least_request", lb_config: { serviceFQDN: "redis.static", servicePort: 6379 } },
+  clusterMetricsConfig: { lb_type: "cluster", lb_policy: "cluster_metrics", lb_config: { service_list: ["outbound|80||a.dns"] } },
+  clusterHashConfig: { lb_type: "cluster", lb_policy: "cluster_hash", lb_config: { clusters: [{ cluster: "outbound|80||a.dns", weight: 100 }] } },
+};
+const BASE = BASES.endpointConfig as { lb_policy: string; lb_config: Obj };
+
+function withKey(base: Obj, key: string, v: unknown): Obj {
+  return { ...base, lb_config: { ...(base.lb_config as Obj), [key]: v } };
+}
 
 function generatedCases(): Case[] {
-  const props = schema.definitions.endpointConfig.properties as Record<string, Obj>;
   const cases: Case[] = [];
-  for (const [key, spec] of Object.entries(props)) {
-    const { valid, invalid } = probes(spec);
-    for (const v of [...valid, ...invalid]) cases.push({ name: `lb_config.${key} = ${JSON.stringify(v)}`, config: { ...BASE, lb_config: { ...BASE.lb_config, [key]: v } } });
+  for (const [def, base] of Object.entries(BASES)) {
+    const props = schema.definitions[def].properties as Record<string, Obj>;
+    for (const [key, spec] of Object.entries(props)) {
+      const { valid, invalid } = probes(spec);
+      for (const v of [...valid, ...invalid]) cases.push({ name: `${base.lb_policy} lb_config.${key} = ${JSON.stringify(v)}`, config: withKey(base, key, v) });
+    }
+    cases.push({ name: `${base.lb_policy} unknown lb_config key`, config: withKey(base, "notAKey", 1) });
   }
-  cases.push({ name: "unknown lb_config key", config: { ...BASE, lb_config: { ...BASE.lb_config, notAKey: 1 } } });
   for (const p of schema.definitions.lbPolicy.enum as string[]) cases.push({ name: `lb_policy ${p} without lb_config`, config: { lb_policy: p } });
   return cases;
 }
@@ -129,6 +148,16 @@ const CROSS_KEY_CASES: Case[] = [
   { name: "rule with lb_config but no lb_policy", config: { _rules_: [{ _match_route_: ["r"], lb_config: { debugHeader: "x" } }] } },
   { name: "rule with an unknown key", config: { _rules_: [{ _match_route_: ["r"], lb_policy: "header", _match_path_: ["/"] }] } },
   { name: "rule match list with a number", config: { _rules_: [{ _match_service_: [5], lb_policy: "header" }] } },
+  { name: "rule by route prefix", config: { _rules_: [{ _match_route_prefix_: ["llm-"], lb_policy: "header" }] } },
+  { name: "rule whose only route is \"\" (dropped: no matcher left)", config: { _rules_: [{ _match_route_: [""], lb_policy: "header" }] } },
+  { name: "rule whose only service is \"\"", config: { _rules_: [{ _match_service_: [""], lb_policy: "header" }] } },
+  { name: "rule whose only route prefix is \"\"", config: { _rules_: [{ _match_route_prefix_: [""], lb_policy: "header" }] } },
+  { name: "rule with \"\" and a route", config: { _rules_: [{ _match_route_: ["", "r"], lb_policy: "header" }] } },
+  { name: "rule whose only domain is \"\" (kept: matches an empty authority)", config: { _rules_: [{ _match_domain_: [""], lb_policy: "header" }] } },
+  { name: "_plugin_id_ at the top level", config: { _plugin_id_: "p1", lb_policy: "header" } },
+  { name: "cluster_hash entry with a CR/LF in its cluster", config: { lb_type: "cluster", lb_policy: "cluster_hash", lb_config: { clusters: [{ cluster: "a\r\nb", weight: 100 }] } } },
+  { name: "cluster_metrics global in-flight with a bad serviceFQDN", config: { lb_type: "cluster", lb_policy: "cluster_metrics", lb_config: { service_list: ["a"], global_inflight_enabled: true, serviceFQDN: "redis static", servicePort: 6379 } } },
+  { name: "cluster_metrics global in-flight with a good serviceFQDN", config: { lb_type: "cluster", lb_policy: "cluster_metrics", lb_config: { service_list: ["a"], global_inflight_enabled: true, serviceFQDN: "redis.static", servicePort: 6379 } } },
   { name: "rule: prefix_cache without Redis", config: { _rules_: [{ _match_route_: ["r"], lb_policy: "prefix_cache" }] } },
   { name: "sloHoldMs without modelBatchSlots", config: { ...BASE, lb_policy: "predicted_latency", lb_config: { ...BASE.lb_config, sloHoldMs: 2000 } } },
   { name: "sloHoldMs with modelBatchSlots", config: { ...BASE, lb_policy: "predicted_latency", lb_config: { ...BASE.lb_config, sloHoldMs: 2000, modelBatchSlots: 4 } } },
@@ -174,6 +203,28 @@ describe("JSON Schema and the plugin's validation agree", () => {
     // Both outcomes are exercised in numbers (a schema that accepts or refuses everything fails above).
     expect(accepted).toBeGreaterThan(200);
     expect(refused).toBeGreaterThan(200);
+  }, 240_000);
+
+  it("the plugin accepts the forms Higress's gjson reads that the schema leaves out (numbers and booleans as strings, \"\" for a default)", async () => {
+    const refused: string[] = [];
+    let tried = 0;
+    for (const [def, base] of Object.entries(BASES)) {
+      for (const [key, spec] of Object.entries(schema.definitions[def].properties as Record<string, Obj>)) {
+        const forms: unknown[] = [];
+        if (spec.type === "integer" && spec.default !== undefined) forms.push(String(spec.default), "");
+        if (spec.type === "number" && spec.default !== undefined) forms.push(String(spec.default), "");
+        if (spec.type === "boolean") forms.push(String(spec.default), String(spec.default).toUpperCase(), spec.default ? 1 : 0, "");
+        if (spec.enum && spec.default !== undefined) forms.push("");
+        for (const v of forms) {
+          tried++;
+          const p = await byPlugin(withKey(base, key, v));
+          if (!p.ok) refused.push(`${def}.${key} = ${JSON.stringify(v)}: ${p.why}`);
+          if (bySchema(withKey(base, key, v)).ok) refused.push(`${def}.${key} = ${JSON.stringify(v)}: the schema accepts it (drop it from this test)`);
+        }
+      }
+    }
+    expect(refused).toEqual([]);
+    expect(tried).toBeGreaterThan(150);
   }, 120_000);
 });
 
@@ -199,6 +250,6 @@ it("documents the same keys as README's configuration tables (a key added to one
     .flatMap((d) => Object.entries(d.properties as Record<string, Obj>).filter(([, v]) => v.type).map(([k]) => k));
   const inSchema = new Set([...Object.keys(schema.properties), ...typed]);
   expect([...documented].filter((k) => !inSchema.has(k)).sort(), "in README, missing from the schema").toEqual([]);
-  expect([...inSchema].filter((k) => !documented.has(k) && k !== "_rules_" && k !== "lb_config").sort(), "in the schema, missing from README").toEqual([]);
+  expect([...inSchema].filter((k) => !documented.has(k) && k !== "_rules_" && k !== "lb_config" && k !== "_plugin_id_").sort(), "in the schema, missing from README").toEqual([]);
 });
 

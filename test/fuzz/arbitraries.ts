@@ -147,3 +147,66 @@ export function mutatedConfig(valid: Array<Record<string, Json>>): fc.Arbitrary<
     { weight: 1, arbitrary: fc.object({ maxDepth: 2 }).map((o) => JSON.stringify({ lb_policy: "global_least_request", lb_config: o })) },
   );
 }
+
+/** A token the hostile configurations put where a secret may sit (a header line in a header-name
+ *  key, a priority value, a password): the properties check no log line ever shows it. */
+export const TOKEN = "tok-9Zq41Vb7Lm";
+
+/** Values Higress's gjson reads one way or another: numbers and booleans as strings, "" (a value
+ *  left empty), infinities and NaN as text, a header line holding the token. */
+const gjsonForms: fc.Arbitrary<Json> = fc.constantFrom<Json>("1e3", "10.0", ".5", "+1", "0500", "-0", "NaN", "Infinity", "-Infinity",
+  "true", "FALSE", "t", "yes", "on", 1, 0, 2, "", null, `Authorization: Bearer ${TOKEN}`, `x-key\r\n${TOKEN}`, TOKEN);
+
+/** A number as JSON text that no double holds exactly, or holds only as an infinity. */
+const hugeNumber = fc.constantFrom("1e400", "-1e400", "9223372036854775808", "-9223372036854775809", "1E-400", "-0", "0.00000000000000000000001", "123456789012345678901234567890");
+
+/** A piece of text with characters a log line or a UTF-16 string may mishandle. */
+const oddText = fc.constantFrom("\\ud800", "\\udfff", "\\u0000", "\\u202e", "\\ufeff", "é", "\\n", "\\r\\n", "\\\\", "\\\"");
+
+function serialize(v: Json, dupAt: number, counter: { n: number }): string {
+  if (v === null || typeof v !== "object") return JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map((c) => serialize(c, dupAt, counter)).join(",")}]`;
+  const own = counter.n++;
+  const parts = Object.entries(v).map(([k, c]) => `${JSON.stringify(k)}:${serialize(c, dupAt, counter)}`);
+  if (own === dupAt && parts.length > 0) parts.push(parts[0]); // the object's first member, written twice
+  return `{${parts.join(",")}}`;
+}
+
+/**
+ * Hostile configurations: a valid one with gjson's odd forms set at some key, a key written twice,
+ * a number no double holds, odd characters inside a string, nesting thousands deep, a 1 MB value
+ * or key; and a valid one with the token in the positions a secret may take.
+ */
+export function hostileConfig(valid: Array<Record<string, Json>>): fc.Arbitrary<string> {
+  const base = fc.constantFrom(...valid);
+  const objects = (doc: Json) => { const out: Array<{ [k: string]: Json }> = []; const walk = (v: Json) => { if (v && typeof v === "object") { if (!Array.isArray(v)) out.push(v); for (const c of Object.values(v)) walk(c); } }; walk(doc); return out; };
+  const setSomewhere = (doc: Json, at: number, value: Json, keyOf: (keys: string[]) => string) => {
+    const objs = objects(doc);
+    const target = objs[at % objs.length];
+    target[keyOf(Object.keys(target))] = value;
+    return doc;
+  };
+  return fc.oneof(
+    { weight: 3, arbitrary: fc.tuple(base, fc.nat(), gjsonForms).map(([b, at, v]) => JSON.stringify(setSomewhere(structuredClone(b) as Json, at, v, (ks) => ks[at % Math.max(1, ks.length)] ?? "k"))) },
+    { weight: 2, arbitrary: fc.tuple(base, fc.nat()).map(([b, at]) => serialize(b as Json, at % Math.max(1, objects(b as Json).length), { n: 0 })) },
+    { weight: 2, arbitrary: fc.tuple(base, fc.nat(), hugeNumber).map(([b, at, n]) => {
+      const t = JSON.stringify(b);
+      const nums = [...t.matchAll(/:(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?=[,}\]])/g)];
+      if (nums.length === 0) return t.replace(/}$/, `,"timeout":${n}}`);
+      const m = nums[at % nums.length];
+      return t.slice(0, m.index! + 1) + n + t.slice(m.index! + 1 + m[1].length);
+    }) },
+    { weight: 2, arbitrary: fc.tuple(base, fc.nat(), oddText).map(([b, at, odd]) => {
+      const t = JSON.stringify(b);
+      const quotes = [...t.matchAll(/"/g)].map((m) => m.index!);
+      const q = quotes[(at % Math.max(1, quotes.length / 2)) * 2] ?? 0; // an opening quote
+      return t.slice(0, q + 1) + odd + t.slice(q + 1);
+    }) },
+    { weight: 1, arbitrary: fc.tuple(fc.integer({ min: 60, max: 100_000 }), fc.constantFrom("[", "{\"a\":"), fc.boolean()).map(([n, open, closed]) =>
+      `{"lb_policy":"endpoint_metrics","lb_config":{"rate_limit":${open.repeat(n)}1${closed ? (open === "[" ? "]" : "}").repeat(n) : ""}}}`) },
+    { weight: 1, arbitrary: fc.tuple(base, fc.nat(), fc.boolean()).map(([b, at, asKey]) => {
+      const big = "x".repeat(1 << 20);
+      return JSON.stringify(setSomewhere(structuredClone(b) as Json, at, asKey ? 1 : big, (ks) => (asKey ? big : ks[at % Math.max(1, ks.length)] ?? "k")));
+    }) },
+  );
+}

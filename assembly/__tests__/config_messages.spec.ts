@@ -52,3 +52,17 @@ describe("a refusal is one line of bounded size", () => {
     }
   });
 });
+
+describe("the warning line of an accepted configuration", () => {
+  it("names every warning up to ten, then how many more", () => {
+    let rules = "";
+    for (let i = 0; i < 300; i++) rules += (i > 0 ? "," : "") + `{"_match_route_":["r` + i.toString() + `"],"_match_domain_":["d"],"lb_policy":"endpoint_metrics"}`;
+    const r = parsePluginConfig(`{"_rules_":[` + rules + `]}`);
+    expect(r.error).toBe("");
+    const line = r.warningLine();
+    expect(line.startsWith("configuration accepted with warnings: _rules_[0]._match_domain_ is ignored")).toBe(true, line);
+    expect(line.endsWith("; and 290 more")).toBe(true, line);
+    expect(line.length < 2048).toBe(true, line.length.toString());
+    expect(parsePluginConfig(`{"lb_policy":"endpoint_metrics"}`).warningLine()).toBe("");
+  });
+});

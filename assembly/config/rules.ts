@@ -63,10 +63,21 @@ export class PluginConfig {
   }
 }
 
+/** Warnings a warning line names at most (a configuration of many rules must not make one huge line). */
+const SHOWN_WARNINGS = 10;
+
 export class ParsedConfig {
-  /** Lines to log once at configuration time (accepted keys that do nothing here). */
+  /** Accepted keys that do nothing here (Higress-only keys, ignored matchers). */
   warnings: string[] = [];
   constructor(public config: PluginConfig | null, public error: string) {}
+
+  /** The one line to log for the warnings ("" without any): the first ten, then how many more. */
+  warningLine(): string {
+    const n = this.warnings.length;
+    if (n == 0) return "";
+    const shown = n <= SHOWN_WARNINGS ? this.warnings : this.warnings.slice(0, SHOWN_WARNINGS);
+    return "configuration accepted with warnings: " + shown.join("; ") + (n > SHOWN_WARNINGS ? "; and " + (n - SHOWN_WARNINGS).toString() + " more" : "");
+  }
 }
 
 export function parsePluginConfig(text: string): ParsedConfig {

@@ -36,7 +36,8 @@ export class LbRoot extends RootContext {
       return false;
     }
     // Accepted keys that do nothing here (Higress-only keys, ignored matchers): one line in all.
-    if (parsed.warnings.length > 0) host.log(host.LogLevel.Warn, "configuration accepted with warnings: " + parsed.warnings.join("; "));
+    const warnings = parsed.warningLine();
+    if (warnings.length > 0) host.log(host.LogLevel.Warn, warnings);
     const tickMs = this.plugin.configure(cfg);
     if (tickMs > 0) host.setTickPeriod(<u32>tickMs);
     host.log(host.LogLevel.Info, "configured: " + cfg.all().length.toString() + " load-balancing config(s)");

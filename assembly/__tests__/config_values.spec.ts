@@ -1,7 +1,7 @@
 // Configuration values written the way Higress's ai-load-balancer still reads them (gjson v1.18.0
 // Result.Int / Float / Bool / String; higress-parity.md section 1): what Higress reads with the
 // meaning the writer meant is accepted with that meaning; what Higress misreads is refused by name.
-import { parsePluginConfig } from "../config/rules";
+import { parsePluginConfig, parsePluginConfigBytes } from "../config/rules";
 import { LbConfig } from "../config/lb_config";
 
 function accepted(json: string): LbConfig {
@@ -120,5 +120,22 @@ describe("duplicate keys: gjson's Get() reads the first, its Map() (the SDK's _r
     expect(error(`{"_rules_":[],"_rules_":[{"_match_route_":["r"],"lb_policy":"endpoint_metrics"}]}`)).toBe("_rules_ appears more than once");
     expect(error(`{"lb_type":"cluster","lb_policy":"cluster_hash","lb_config":{"clusters":[{"cluster":"a","cluster":"b","weight":100}]}}`))
       .toBe("lb_config.clusters[0].cluster appears more than once");
+  });
+});
+
+describe("configuration bytes that are not UTF-8 (plain Envoy may deliver a BytesValue)", () => {
+  it("an invalid sequence inside a string is one U+FFFD and never takes the quote after it", () => {
+    const head = String.UTF8.encode(`{"lb_policy":"endpoint_metrics","lb_config":{"loraAdapters":["a`);
+    const tail = String.UTF8.encode(`","b"]}}`);
+    const src = new Uint8Array(head.byteLength + 1 + tail.byteLength);
+    src.set(Uint8Array.wrap(head), 0);
+    src[head.byteLength] = 0xC3; // a lead byte without its continuation: the next byte is the quote
+    src.set(Uint8Array.wrap(tail), head.byteLength + 1);
+    const r = parsePluginConfigBytes(src);
+    expect(r.error).toBe("");
+    const lora = r.config!.defaultConfig!.metrics.loraAdapters;
+    expect(lora.length).toBe(2);
+    expect(lora[0]).toBe("a\uFFFD");
+    expect(lora[1]).toBe("b");
   });
 });

@@ -4,7 +4,8 @@
 // otherwise the top-level config applies; with neither the plugin does nothing for that request
 // (the route keeps its own load balancing).
 import { JsonValue } from "../json/value";
-import { parseJsonString } from "../json/parse";
+import { parseJson } from "../json/parse";
+import { utf8Encode } from "../util/utf8";
 import { ConfigErrors, ConfigReader } from "./reader";
 import { LbConfig, parseLbConfig, POLICY_NONE } from "./lb_config";
 import {
@@ -81,9 +82,26 @@ export class ParsedConfig {
 }
 
 export function parsePluginConfig(text: string): ParsedConfig {
+  return parsePluginConfigBytes(utf8Encode(text));
+}
+
+/** Only JSON whitespace (or nothing): an empty configuration. */
+function isBlank(src: Uint8Array): bool {
+  for (let i = 0; i < src.length; i++) {
+    const c = src[i];
+    if (c != 0x20 && c != 0x0A && c != 0x0D && c != 0x09) return false;
+  }
+  return true;
+}
+
+/** The configuration as Envoy delivers it (proxy_get_buffer_bytes, PluginConfiguration): bytes,
+ *  read by the JSON parser directly, so an invalid UTF-8 sequence inside a string becomes U+FFFD
+ *  in that string and never takes a quote or bracket after it (the SDK's String.UTF8.decode
+ *  swallowed the byte after a lone lead byte, a closing quote included). */
+export function parsePluginConfigBytes(src: Uint8Array): ParsedConfig {
   const errors = new ConfigErrors();
-  if (text.trim().length == 0) return new ParsedConfig(new PluginConfig(), "");
-  const parsed = parseJsonString(text);
+  if (isBlank(src)) return new ParsedConfig(new PluginConfig(), "");
+  const parsed = parseJson(src);
   const root = parsed.value;
   if (!parsed.ok || root === null) return new ParsedConfig(null, "configuration is not valid JSON: " + parsed.error);
   if (!root.isObject()) return new ParsedConfig(null, "configuration must be a JSON object");

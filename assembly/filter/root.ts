@@ -3,7 +3,7 @@
 // http-call answers; higress-abi.md) to the Plugin.
 import { RootContext, Context } from "@solo-io/proxy-runtime/assembly/index";
 import * as host from "../host/calls";
-import { parsePluginConfig } from "../config/rules";
+import { parsePluginConfigBytes } from "../config/rules";
 import { Xorshift } from "../util/prng";
 import { randomSeed } from "../host/entropy";
 import { Plugin } from "./plugin";
@@ -26,9 +26,11 @@ export class LbRoot extends RootContext {
     return new LbStream(id, this, this.plugin) as Context;
   }
 
+  /** The SDK's onConfigure (which decodes the bytes into a string nobody reads) is not called: the
+   *  configuration's bytes go to the JSON parser as they are (rules.ts parsePluginConfigBytes). */
   onConfigure(size: u32): bool {
-    super.onConfigure(size);
-    const parsed = parsePluginConfig(this.getConfiguration());
+    const bytes: ArrayBuffer | null = size == 0 ? null : host.getBufferBytes(host.BufferType.PluginConfiguration, 0, size);
+    const parsed = parsePluginConfigBytes(bytes === null ? new Uint8Array(0) : Uint8Array.wrap(bytes!));
     const cfg = parsed.config;
     if (cfg === null) {
       this.plugin.stats.configRejectedOne();

@@ -32,8 +32,10 @@ export interface PluginOptions {
   pluginName: string;
   vmId: string;
   vmConfiguration: string;
-  /** The plugin configuration (JSON text as Higress delivers it). */
-  configuration: string;
+  /** The plugin configuration (JSON text as Higress delivers it), or raw bytes: Envoy hands a
+   *  BytesValue configuration to the VM as it is (source/extensions/common/wasm/plugin.cc
+   *  anyToBytes), invalid UTF-8 included. */
+  configuration: string | Buffer;
   logLevel: LogLevelName;
   /** Envoy `fail_open`: false (default) answers 503 when the VM has failed. */
   failOpen: boolean;
@@ -113,7 +115,8 @@ export class PluginHost {
 
   private startRoot(vm: WasmVm): boolean {
     const started = vm.root.start(Buffer.from(this.options.vmConfiguration, "utf8"));
-    return started && vm.root.configure(Buffer.from(this.options.configuration, "utf8"));
+    const c = this.options.configuration;
+    return started && vm.root.configure(Buffer.isBuffer(c) ? c : Buffer.from(c, "utf8"));
   }
 
   /** A new plugin configuration: a new root context on each live VM; old roots drain. */

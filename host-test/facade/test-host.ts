@@ -16,7 +16,8 @@ export interface HostSpec { address: string; health?: HealthStatusName; metrics?
 
 export interface TestHostOptions {
   wasm: Uint8Array | string;
-  configuration?: object | string;
+  /** An object (sent as its JSON), JSON text, or raw bytes (a BytesValue configuration). */
+  configuration?: object | string | Buffer;
   vmConfiguration?: string;
   workers?: number;
   rootId?: string;
@@ -74,7 +75,8 @@ export class TestHost {
   }
 
   private static loadPlugin(o: TestHostOptions, backend: FacadeBackend, profile: EnvoyProfile): Promise<PluginHost> {
-    const configuration = o.configuration === undefined ? "" : typeof o.configuration === "string" ? o.configuration : JSON.stringify(o.configuration);
+    const c = o.configuration;
+    const configuration = c === undefined ? "" : typeof c === "string" || Buffer.isBuffer(c) ? c : JSON.stringify(c);
     return PluginHost.load(o.wasm, backend, {
       workers: o.workers ?? 1,
       rootId: o.rootId ?? "",

@@ -242,9 +242,6 @@ local function remove_lease(k, lease_id, now)
   return true, host
 end
 
--- Records that lease records may be dead from time `at` on (a bucket with live leases passed, or
--- a tombstone was written): the lease HASH's field "#dead" keeps the latest such time, and
--- collect_dead walks the HASH only while it is set (nothing to look for otherwise).
 -- A healer mark of the lease HASH as a number: absent -> nil; unreadable (not written by these
 -- scripts) -> 0, the earliest time, so a walk runs and rewrites it instead of a Lua error (which
 -- would come after the settle's writes, on every call with a due bucket).
@@ -253,6 +250,9 @@ local function mark_of(v)
   return tonumber(v) or 0
 end
 
+-- Records that lease records may be dead from time `at` on (a bucket with live leases passed, or
+-- a tombstone was written): the lease HASH's field "#dead" keeps the latest such time, and
+-- collect_dead walks the HASH only while it is set (nothing to look for otherwise).
 local function note_deaths(k, at)
   local t = mark_of(redis.call('HGET', k.lease, '#dead')) or 0
   if at > t then redis.call('HSET', k.lease, '#dead', num_str(at)) end
@@ -435,7 +435,6 @@ local function drop_stale_hosts(k, now, stale_ms, idle_ms, rnd)
   examine_unseen(k, redis.call('ZRANGEBYSCORE', k.seen, '-inf', now - stale_ms, 'LIMIT', 0, STALE_BATCH), now, false)
 end
 
--- Picks uniformly among the candidates with the lowest load in `pairs` (flat host, load list).
 -- The member of `members` picked least recently: the lowest score in `seen` (a host's latest pick,
 -- or the latest sync of a candidate list holding it; none: the oldest), read from a rotation by rnd
 -- so that equal scores fall to rnd. Least request with ties broken this way spreads arrivals like

@@ -6,6 +6,9 @@ import { routingText, SglangRouterPicker } from "../../bench/peers/sglang-router
 import { EventClock } from "../../bench/virtual/event-clock.js";
 import { VirtualFleet } from "../../bench/virtual/virtual-fleet.js";
 import { promptTokens } from "../../bench/omniscient-picker.js";
+import { runVirtualScenario } from "../../bench/virtual/run-virtual.js";
+import { smoke } from "../../bench/scenarios/smoke.js";
+import { totalTurns } from "../../bench/workloads/types.js";
 
 const words = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`).join(" ");
 const chat = (text: string, maxTokens = 8) => ({ messages: [{ role: "user", content: text }], max_tokens: maxTokens });
@@ -97,4 +100,15 @@ describe("Dynamo KV router (overlap weight 1, temperature 0)", () => {
     expect(own()).toBe(0);
     expect((p as unknown as { active: Array<Map<number, number>> }).active[0].size).toBe(0);
   });
+});
+
+describe("the peers in a virtual run", () => {
+  it("serve the smoke scenario end to end: every request served, none failed", async () => {
+    const report = await runVirtualScenario(smoke, { seed: 7, quiet: true, policies: ["sglang_router", "dynamo_kv"] });
+    const turns = totalTurns(smoke.workload(7));
+    for (const run of report.runs) {
+      expect(run.summary, run.policy).toBeDefined();
+      expect({ policy: run.policy, failed: run.summary!.failed, ok: run.summary!.succeeded }).toEqual({ policy: run.policy, failed: 0, ok: turns });
+    }
+  }, 60_000);
 });

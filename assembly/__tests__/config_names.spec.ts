@@ -2,20 +2,7 @@
 // plugin writes (cluster_header) or reads (hash_header, the SLO and tenant headers) that no request
 // can carry would make every request fail or fall back, and a CR/LF in it would split log lines.
 // Envoy cluster names the plugin writes into a header or calls carry no control character.
-import { parsePluginConfig } from "../config/rules";
-import { LbConfig } from "../config/lb_config";
-
-function accepted(json: string): LbConfig {
-  const r = parsePluginConfig(json);
-  expect(r.error).toBe("", json);
-  return r.config!.defaultConfig!;
-}
-
-function error(json: string): string {
-  const r = parsePluginConfig(json);
-  expect(r.config).toBeNull(json);
-  return r.error;
-}
+import { accepted, error } from "./config_helpers";
 
 const METRICS = `{"lb_type":"cluster","lb_policy":"cluster_metrics","lb_config":{"service_list":["a"],`;
 const HASH = `{"lb_type":"cluster","lb_policy":"cluster_hash","lb_config":{"clusters":[{"cluster":"a","weight":100}],`;

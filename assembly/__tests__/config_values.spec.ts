@@ -3,18 +3,7 @@
 // meaning the writer meant is accepted with that meaning; what Higress misreads is refused by name.
 import { parsePluginConfig, parsePluginConfigBytes } from "../config/rules";
 import { LbConfig } from "../config/lb_config";
-
-function accepted(json: string): LbConfig {
-  const r = parsePluginConfig(json);
-  expect(r.error).toBe("", json);
-  return r.config!.defaultConfig!;
-}
-
-function error(json: string): string {
-  const r = parsePluginConfig(json);
-  expect(r.config).toBeNull(json);
-  return r.error;
-}
+import { accepted, error } from "./config_helpers";
 
 const GLR = `"lb_policy":"global_least_request","lb_config":{"serviceFQDN":"r","servicePort":6379`;
 function glr(extra: string): LbConfig { return accepted("{" + GLR + "," + extra + "}}"); }

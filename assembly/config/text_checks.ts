@@ -4,6 +4,18 @@
 function isDigit(c: i32): bool { return c >= 0x30 && c <= 0x39; }
 function isAlpha(c: i32): bool { return (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A); }
 
+/** Where an optional exponent (e / E, an optional sign, digits) starting at `i` ends; -1 for an
+ *  exponent without digits. Shared by the JSON and the decimal number checks. */
+function afterExponent(s: string, i: i32): i32 {
+  const n = s.length;
+  if (i >= n || (s.charCodeAt(i) != 0x65 && s.charCodeAt(i) != 0x45)) return i;
+  i++;
+  if (i < n && (s.charCodeAt(i) == 0x2B || s.charCodeAt(i) == 0x2D)) i++;
+  const start = i;
+  while (i < n && isDigit(s.charCodeAt(i))) i++;
+  return i == start ? -1 : i;
+}
+
 /** The whole string is one JSON number (RFC 8259 grammar: no spaces, units or trailing text),
  *  so "6379" and "0.6" pass and "3s", "10abc", "6379; FLUSHALL", " 1", "0x10" do not. */
 export function isNumberText(s: string): bool {
@@ -19,14 +31,7 @@ export function isNumberText(s: string): bool {
     while (i < n && isDigit(s.charCodeAt(i))) i++;
     if (i == start) return false;
   }
-  if (i < n && (s.charCodeAt(i) == 0x65 || s.charCodeAt(i) == 0x45)) {
-    i++;
-    if (i < n && (s.charCodeAt(i) == 0x2B || s.charCodeAt(i) == 0x2D)) i++;
-    const start = i;
-    while (i < n && isDigit(s.charCodeAt(i))) i++;
-    if (i == start) return false;
-  }
-  return i == n;
+  return afterExponent(s, i) == n;
 }
 
 /** What gjson v1.18.0's Int() reads from a string (parseInt): an optional '-', then digits only
@@ -54,14 +59,7 @@ export function isDecimalText(s: string): bool {
     while (i < n && isDigit(s.charCodeAt(i))) { i++; digits++; }
   }
   if (digits == 0) return false;
-  if (i < n && (s.charCodeAt(i) == 0x65 || s.charCodeAt(i) == 0x45)) {
-    i++;
-    if (i < n && (s.charCodeAt(i) == 0x2B || s.charCodeAt(i) == 0x2D)) i++;
-    const start = i;
-    while (i < n && isDigit(s.charCodeAt(i))) i++;
-    if (i == start) return false;
-  }
-  return i == n;
+  return afterExponent(s, i) == n;
 }
 
 /** RFC 9110 section 5.6.2 tchar: "!#$%&'*+-.^_`|~", digits, letters. */

@@ -62,7 +62,7 @@ it.each(POLICIES)("envoy/README.md's ACL user is enough for %s, and can touch no
     const keys = await admin.keys("*");
     expect(keys.length).toBeGreaterThan(0);
     expect(keys.filter((k) => !k.startsWith("{llmlb:")), "every key the plugin wrote is under the ACL's pattern").toEqual([]);
-    if (policy === "predicted_latency") expect(keys.filter((k) => k.endsWith(":rec"))).toHaveLength(1);
+    if (policy === "predicted_latency") expect(keys.filter((k) => k.endsWith(":rec") || k.endsWith(":rec:at"))).toHaveLength(2);
     await admin.set("other-app:secret", "x");
     await user.connect();
     await expect(user.get("other-app:secret")).rejects.toThrow(/NOPERM/);

@@ -50,7 +50,7 @@ describe("Redis Cluster: every script keeps to its pool's slot", () => {
   it("predicted_latency's model and records, and the admission queue", async () => {
     const ns = "{llmlb:route-2:outbound|8000||vllm.static}";
     expect(await run("model", [`${ns}:lat`, `${ns}:lat:at`], [60_000, 3_600_000, "10.0.0.1:8000|p", 0.9, 2, 7, 1, 4])).toBe(1);
-    expect(await run("records", [`${ns}:rec`], [60_000, 64, 1, "vm1", 0, "r"])).toHaveLength(1);
+    expect(await run("records", [`${ns}:rec`, `${ns}:rec:at`], [60_000, 64, 1, "vm1", 0, "r"])).toHaveLength(1);
     const q = [`${ns}:q`, `${ns}:qhb`, `${ns}:qt`, `${ns}:adm`];
     expect(await run("queue", q, ["enter", "e1", 1, "t", 1, 5000, 60_000])).toEqual(["ADMITTED"]);
     expect(await run("queue", q, ["enter", "e2", 1, "t", 1, 5000, 60_000])).toEqual(["QUEUED", "0"]);

@@ -7,9 +7,11 @@ import { runScript } from "./pool.js";
 
 const suite = useRedisSuite();
 const KEY = "{llmlb:r:c}:rec";
+const AT = "{llmlb:r:c}:rec:at";
+const KEYS = [KEY, AT];
 
 async function exchange(tag: string, record: string, staleMs = 1000, max = 64): Promise<string[]> {
-  return (await runScript(suite.redis, "records", [KEY], [staleMs, max, 1, tag, 0, record])) as string[];
+  return (await runScript(suite.redis, "records", KEYS, [staleMs, max, 1, tag, 0, record])) as string[];
 }
 
 /** The records of a reply (every other item after the time). */
@@ -17,7 +19,7 @@ const recordsOf = (reply: string[]) => reply.filter((_, i) => i % 2 === 0 && i >
 
 describe("records.lua", () => {
   it("returns the other VMs' records with their stored time, never the caller's own", async () => {
-    await suite.redis.del(KEY);
+    await suite.redis.del(KEY, AT);
     const first = await exchange("vmA", "vmA 100 0\nh1 1 2 3 4 5 6 7 20");
     expect(first).toHaveLength(1); // the time alone: nobody else yet
     const now = Number(first[0]);
@@ -30,31 +32,50 @@ describe("records.lua", () => {
     const third = await exchange("vmA", "vmA 200 0");
     expect(third.slice(2)).toEqual(["vmB 900 1"]);
     expect(await suite.redis.hget(KEY, "vmA")).toMatch(/^\d+ vmA 200 0$/);
-    const ttl = await suite.redis.pttl(KEY);
-    expect(ttl).toBeGreaterThan(1000);
-    expect(ttl).toBeLessThanOrEqual(2000);
+    for (const key of KEYS) {
+      const ttl = await suite.redis.pttl(key);
+      expect(ttl).toBeGreaterThan(1000);
+      expect(ttl).toBeLessThanOrEqual(2000);
+    }
   });
 
   it("deletes a record stored longer ago than stale_ms (a VM gone) and a malformed one", async () => {
-    await suite.redis.del(KEY);
+    await suite.redis.del(KEY, AT);
     const [now] = await exchange("vmA", "vmA 1 0");
     await suite.redis.hset(KEY, "old", `${Number(now) - 5000} old 1 0`, "bad", "no-time-here");
     const got = await exchange("vmB", "vmB 1 0", 1000);
     expect(recordsOf(got)).toEqual(["vmA 1 0"]);
     expect((await suite.redis.hkeys(KEY)).sort()).toEqual(["vmA", "vmB"]);
+    expect((await suite.redis.zrange(AT, 0, -1)).sort()).toEqual(["vmA", "vmB"]);
+  });
+
+  it("reads only the records it returns: the newest max of 200, never the stale ones' bytes", async () => {
+    await suite.redis.del(KEY, AT);
+    const [now] = await exchange("first", "first 1 0");
+    const big = "x".repeat(4096);
+    for (let i = 0; i < 200; i++) await suite.redis.hset(KEY, `vm${i}`, `${Number(now) - i} ${big}${i}`);
+    for (let i = 0; i < 200; i++) await suite.redis.zadd(AT, Number(now) - i, `vm${i}`);
+    const got = await exchange("reader", "reader 1 0", 60_000, 3);
+    // The newest others: first and vm0 (stored at now), vm1; no vm2..vm199 read.
+    expect(recordsOf(got)).toHaveLength(3);
+    expect(got.slice(1).filter((_, i) => i % 2 === 0).map(Number)).toEqual([Number(now), Number(now), Number(now) - 1]);
+    // Records stored 100+ ms ago are stale at stale_ms 100: deleted by index, at most 64 per call.
+    await exchange("reader", "reader 1 0", 100, 3);
+    expect(await suite.redis.hlen(KEY)).toBeLessThanOrEqual(203 - 64 + 1);
+    expect(await suite.redis.hlen(KEY)).toBe(await suite.redis.zcard(AT));
   });
 
   it("returns at most max other records", async () => {
-    await suite.redis.del(KEY);
+    await suite.redis.del(KEY, AT);
     for (const t of ["a", "b", "c"]) await exchange(t, `${t} 1 0`);
     expect(await exchange("d", "d 1 0", 1000, 2)).toHaveLength(5);
     expect(await exchange("d", "d 1 0", 1000, 0)).toHaveLength(1);
   });
 
   it("stores an Envoy's records in one call, each at Redis's time less its age, and returns none of them", async () => {
-    await suite.redis.del(KEY);
+    await suite.redis.del(KEY, AT);
     await exchange("other", "other 1 0");
-    const got = (await runScript(suite.redis, "records", [KEY], [1000, 64, 2, "a", 0, "a 5 0", "b", 40, "b 1 0\nh1 1 2 3 4 5 6 7"])) as string[];
+    const got = (await runScript(suite.redis, "records", KEYS, [1000, 64, 2, "a", 0, "a 5 0", "b", 40, "b 1 0\nh1 1 2 3 4 5 6 7"])) as string[];
     expect(recordsOf(got)).toEqual(["other 1 0"]);
     const now = Number(got[0]);
     expect(await suite.redis.hget(KEY, "a")).toBe(`${now} a 5 0`);
@@ -66,8 +87,8 @@ describe("records.lua", () => {
   });
 
   it("refuses malformed arguments without writing", async () => {
-    await suite.redis.del(KEY);
-    const call = (args: (string | number)[]) => runScript(suite.redis, "records", [KEY], args);
+    await suite.redis.del(KEY, AT);
+    const call = (args: (string | number)[]) => runScript(suite.redis, "records", KEYS, args);
     await expect(call([1000, 8, 1, "", 0, "x"])).rejects.toThrow(/tag must not be empty/);
     await expect(call([0, 8, 1, "t", 0, "x"])).rejects.toThrow(/stale_ms/);
     await expect(call([1000, -1, 1, "t", 0, "x"])).rejects.toThrow(/max/);
@@ -78,6 +99,7 @@ describe("records.lua", () => {
     // One bad triple after a good one: nothing written.
     await expect(call([1000, 8, 2, "t", 0, "x", "t".repeat(129), 0, "x"])).rejects.toThrow(/tag longer/);
     await expect(call([1000, 8, 1, "t", 0, "x".repeat(1048577)])).rejects.toThrow(/record longer/);
-    expect(await suite.redis.exists(KEY)).toBe(0);
+    expect(await suite.redis.exists(KEY, AT)).toBe(0);
+    await expect(runScript(suite.redis, "records", [KEY], [1000, 8, 1, "t", 0, "x"])).rejects.toThrow(/needs keys/);
   });
 });

@@ -143,6 +143,8 @@ export class ReplicaRecords {
   /** The blob's cas this VM read or wrote last (0: none). */
   private blobCas: u32 = 0;
   private readonly key: string;
+  /** records.lua's index of the hash (tag -> stored ms): a call reads only the records it returns. */
+  private readonly atKey: string;
   private readonly claimKey: string;
   private readonly blobKey: string;
   private readonly staleMs: string;
@@ -153,6 +155,7 @@ export class ReplicaRecords {
     private clock: () => f64) {
     this.seen = stats !== null ? stats.sloReplicasPart() : null;
     this.key = pool.ns + ":rec";
+    this.atKey = pool.ns + ":rec:at";
     this.claimKey = CLAIM_KEY + pool.ns;
     this.blobKey = BLOB_KEY + pool.ns;
     this.intervalMs = everyMs;
@@ -200,7 +203,7 @@ export class ReplicaRecords {
       bytes += <f64>mine.values[i].byteLength;
     }
     this.sentBytes = bytes;
-    this.inFlight = this.pool.redis.evalScript(RECORDS_SCRIPT, [this.key], args, new ExchangeReply(this, now), now);
+    this.inFlight = this.pool.redis.evalScript(RECORDS_SCRIPT, [this.key, this.atKey], args, new ExchangeReply(this, now), now);
     if (!this.inFlight) {
       this.release(now + this.everyMs);
       if (this.stats !== null) this.stats!.redisBackgroundFailures();

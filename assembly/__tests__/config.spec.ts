@@ -367,6 +367,16 @@ describe("validation refuses what the plugin cannot use", () => {
     expectContains(error(glr(`"queueMaxWaitMs":0`)), "lb_config.queueMaxWaitMs must be an integer in [1, 3600000] (milliseconds)");
   });
 
+  it("a polled report may not go stale before the next scrape answers (staleAfterMs > scrapeIntervalMs + scrapeTimeoutMs)", () => {
+    const poll = (extra: string): string => `{"lb_policy":"endpoint_metrics","lb_config":{"metricsSource":"poll","metricsCluster":"dst",` + extra + "}}";
+    expect(error(poll(`"scrapeIntervalMs":10000`)))
+      .toBe("lb_config.staleAfterMs must be more than scrapeIntervalMs + scrapeTimeoutMs (10500 ms) when metricsSource is poll, got 5000");
+    expect(error(poll(`"staleAfterMs":1500`))).toBe("lb_config.staleAfterMs must be more than scrapeIntervalMs + scrapeTimeoutMs (1500 ms) when metricsSource is poll, got 1500");
+    expect(parsePluginConfig(poll(`"staleAfterMs":1501`)).error).toBe("");
+    // Health checks: Envoy's interval is not the plugin's to know.
+    expect(parsePluginConfig(`{"lb_policy":"endpoint_metrics","lb_config":{"scrapeIntervalMs":10000}}`).error).toBe("");
+  });
+
   it("header names must be HTTP tokens", () => {
     expect(error(glr(`"debugHeader":"x bad header"`)))
       .toBe("lb_config.debugHeader must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~), got 'x' followed by ' ' (the rest not shown)");

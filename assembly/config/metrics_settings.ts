@@ -127,6 +127,13 @@ export function parseMetricsSettings(r: ConfigReader): MetricsSettings {
   s.reparseIntervalMs = r.int("reparseIntervalMs", 200, 0, 3600000, "milliseconds");
   s.inflightRefreshMs = r.int("inflightRefreshMs", 200, 50, 60000, "milliseconds");
   s.staleAfterMs = r.int("staleAfterMs", 5000, 100, 86400000, "milliseconds");
+  // Polled, a report is refreshed every scrapeIntervalMs and answered within scrapeTimeoutMs: a
+  // shorter staleAfterMs makes every pod's metrics stale before the next scrape answers, and the
+  // pods flap between fresh and stale (saturated) on every interval.
+  const cycle = s.scrapeIntervalMs + s.scrapeTimeoutMs;
+  if (s.source == SOURCE_POLL && s.staleAfterMs <= cycle) {
+    r.errors.add(r.key("staleAfterMs") + " must be more than scrapeIntervalMs + scrapeTimeoutMs (" + cycle.toString() + " ms) when metricsSource is poll, got " + s.staleAfterMs.toString());
+  }
   s.stalePolicy = r.choice("stalePolicy", STALE_SATURATED, [STALE_SATURATED, STALE_INFLIGHT_ONLY]);
   s.queueLimit = r.num("queueLimit", 5.0, 0.0, 1e9);
   s.kvLimit = r.num("kvLimit", 0.8, 0.0, 1.0);

@@ -3,7 +3,7 @@
 //   "lb_config.maxRequestCount must be an integer >= 0, got -3"
 // and the default is used, so one pass reports the first error without ever aborting the VM.
 import { JsonValue } from "../json/value";
-import { isClusterName, isDecimalText, isHeaderName, isHostName, isHostPort, isIntegerText, isKeyPrefix } from "./text_checks";
+import { isClusterName, isDecimalText, isHeaderName, isHostName, isHostPort, isIntegerText, isKeyPrefix, tokenLength } from "./text_checks";
 
 export class ConfigErrors {
   messages: string[] = [];
@@ -182,8 +182,7 @@ export class ConfigReader {
   headerName(name: string, def: string, allowEmpty: bool): string {
     const s = this.str(name, def);
     if ((s.length == 0 && allowEmpty) || isHeaderName(s)) return s.toLowerCase();
-    let bad = 0;
-    while (bad < s.length && isHeaderName(s.charAt(bad))) bad++;
+    const bad = tokenLength(s);
     let got = describeText(s.substring(0, bad));
     if (bad < s.length) got += " followed by " + describeText(s.charAt(bad)) + (bad + 1 < s.length ? " (the rest not shown)" : "");
     this.errors.add(this.key(name) + " must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~), got " + got);

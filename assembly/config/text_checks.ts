@@ -69,11 +69,16 @@ function isTchar(c: i32): bool {
     c == 0x5E || c == 0x5F || c == 0x60 || c == 0x7C || c == 0x7E;
 }
 
+/** How many characters of `s` from its start are tchars (the whole string: a token). */
+export function tokenLength(s: string): i32 {
+  let i = 0;
+  while (i < s.length && isTchar(s.charCodeAt(i))) i++;
+  return i;
+}
+
 /** A header field name: a non-empty token (no space, CR, LF, ':' or other separator). */
 export function isHeaderName(s: string): bool {
-  if (s.length == 0) return false;
-  for (let i = 0; i < s.length; i++) if (!isTchar(s.charCodeAt(i))) return false;
-  return true;
+  return s.length > 0 && tokenLength(s) == s.length;
 }
 
 /** A DNS host name as Kubernetes and Envoy write them: dot-separated labels of letters, digits,

@@ -15,6 +15,7 @@
 import type { SimEngine } from "../host-test/sim/engine.js";
 import { extendBlockHashes } from "../host-test/sim/kv.js";
 import { chatToPrompt, tokenize, type ChatMessage } from "../host-test/sim/tokenizer.js";
+import { holdHashes, releaseHashes } from "./hash-counts.js";
 import type { Pick, Picker } from "./picker-proxy.js";
 
 interface Ticket {
@@ -76,8 +77,7 @@ export class OmniscientPicker implements Picker {
     const ticket = bestTicket!;
     this.pendingPrefill[best] += ticket.uncached;
     this.pendingBlocks[best] += ticket.blocks;
-    const pending = this.pendingHashes[best];
-    for (const h of ticket.hashes) pending.set(h, (pending.get(h) ?? 0) + 1);
+    holdHashes(this.pendingHashes[best], ticket.hashes);
     return { pod: best, ticket };
   }
 
@@ -96,12 +96,7 @@ export class OmniscientPicker implements Picker {
     t.started = true;
     this.pendingPrefill[pick.pod] -= t.uncached;
     this.pendingBlocks[pick.pod] -= t.blocks;
-    const pending = this.pendingHashes[pick.pod];
-    for (const h of t.hashes) {
-      const n = (pending.get(h) ?? 1) - 1;
-      if (n <= 0) pending.delete(h);
-      else pending.set(h, n);
-    }
+    releaseHashes(this.pendingHashes[pick.pod], t.hashes);
   }
 
   private cachedBlocks(pod: number, hashes: number[], limit: number): number {

@@ -13,6 +13,7 @@
 import type { SimEngine } from "../../host-test/sim/engine.js";
 import { extendBlockHashes } from "../../host-test/sim/kv.js";
 import { SeededRandom } from "../../host-test/sim/random.js";
+import { holdHashes, releaseHashes } from "../hash-counts.js";
 import { promptTokens } from "../omniscient-picker.js";
 import type { Pick, Picker } from "../picker-proxy.js";
 
@@ -67,8 +68,7 @@ export class DynamoKvPicker implements Picker {
     const worker = best.length === 1 ? best[0] : best[Math.floor(this.rng.next() * best.length)];
     const ticket: Ticket = { worker, prefillTokens: uncachedOf[worker], hashes, ownBlocks: partial, tokens: tokens.length, blockSize, started: false, ended: false };
     this.pendingPrefill[worker] += ticket.prefillTokens;
-    const active = this.active[worker];
-    for (const h of hashes) active.set(h, (active.get(h) ?? 0) + 1);
+    holdHashes(this.active[worker], hashes);
     this.ownBlocks[worker] += ticket.ownBlocks;
     return { pod: worker, ticket, debug: `dynamo:logit=${bestLogit.toFixed(1)}` };
   }
@@ -91,12 +91,7 @@ export class DynamoKvPicker implements Picker {
     if (t.ended) return;
     this.prefilled(t);
     t.ended = true;
-    const active = this.active[t.worker];
-    for (const h of t.hashes) {
-      const n = (active.get(h) ?? 1) - 1;
-      if (n <= 0) active.delete(h);
-      else active.set(h, n);
-    }
+    releaseHashes(this.active[t.worker], t.hashes);
     this.ownBlocks[t.worker] -= t.ownBlocks;
   }
 

@@ -9,17 +9,27 @@
 // finite values, an infinite best keeps only the hosts at it (every host at +Inf: all of them),
 // where a width of Inf - Inf (NaN) once kept none. Pure.
 
-/** [min, max] of the values that are not NaN; with `finite`, of the finite ones only. */
-function rangeOf(indices: i32[], values: f64[], finite: bool): f64[] {
-  let lo = Infinity;
-  let hi = -Infinity;
-  for (let i = 0; i < indices.length; i++) {
-    const v = values[indices[i]];
-    if (isNaN(v) || (finite && !isFinite(v))) continue;
-    if (v < lo) lo = v;
-    if (v > hi) hi = v;
+/** One pass over the candidates' values: how many are not NaN, their min and max, and the min
+ *  and max of the finite ones. */
+class ValueRange {
+  count: i32 = 0;
+  lo: f64 = Infinity;
+  hi: f64 = -Infinity;
+  finiteLo: f64 = Infinity;
+  finiteHi: f64 = -Infinity;
+
+  constructor(indices: i32[], values: f64[]) {
+    for (let i = 0; i < indices.length; i++) {
+      const v = values[indices[i]];
+      if (isNaN(v)) continue;
+      this.count++;
+      if (v < this.lo) this.lo = v;
+      if (v > this.hi) this.hi = v;
+      if (!isFinite(v)) continue;
+      if (v < this.finiteLo) this.finiteLo = v;
+      if (v > this.finiteHi) this.finiteHi = v;
+    }
   }
-  return [lo, hi];
 }
 
 /** The indices whose value is exactly `v` (an infinite extreme). */
@@ -29,20 +39,14 @@ function atValue(indices: i32[], values: f64[], v: f64): i32[] {
   return out;
 }
 
-function countValid(indices: i32[], values: f64[]): i32 {
-  let n = 0;
-  for (let i = 0; i < indices.length; i++) if (!isNaN(values[indices[i]])) n++;
-  return n;
-}
-
 /** min <= v <= min + (max - min) / n (max over the finite values) */
 export function lowestBand(indices: i32[], values: f64[], integerWidth: bool): i32[] {
   const out = new Array<i32>();
-  const n = countValid(indices, values);
-  if (n == 0) return out;
-  const lo = rangeOf(indices, values, false)[0];
+  const r = new ValueRange(indices, values);
+  if (r.count == 0) return out;
+  const lo = r.lo;
   if (!isFinite(lo)) return atValue(indices, values, lo);
-  let width = (rangeOf(indices, values, true)[1] - lo) / <f64>n;
+  let width = (r.finiteHi - lo) / <f64>r.count;
   if (integerWidth) width = Math.floor(width);
   const top = lo + width;
   for (let i = 0; i < indices.length; i++) {
@@ -55,11 +59,11 @@ export function lowestBand(indices: i32[], values: f64[], integerWidth: bool): i
 /** max - (max - min) / n <= v <= max (min over the finite values) */
 export function highestBand(indices: i32[], values: f64[]): i32[] {
   const out = new Array<i32>();
-  const n = countValid(indices, values);
-  if (n == 0) return out;
-  const hi = rangeOf(indices, values, false)[1];
+  const r = new ValueRange(indices, values);
+  if (r.count == 0) return out;
+  const hi = r.hi;
   if (!isFinite(hi)) return atValue(indices, values, hi);
-  const bottom = hi - (hi - rangeOf(indices, values, true)[0]) / <f64>n;
+  const bottom = hi - (hi - r.finiteLo) / <f64>r.count;
   for (let i = 0; i < indices.length; i++) {
     const v = values[indices[i]];
     if (v <= hi && v >= bottom && isFinite(v)) out.push(indices[i]);

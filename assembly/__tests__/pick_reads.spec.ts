@@ -1,6 +1,6 @@
 // predicted_latency's reads before a pick (pick_reads.ts): the counts of a ZMSCORE reply, and the
 // join that runs the pick once, when every part sent has answered.
-import { PickReads, PickReadsDone, zmscoreCounts } from "../policy/predicted_latency/pick_reads";
+import { PickReads, PickReadsDone, zmscoreCounts, zmscoreStamps } from "../policy/predicted_latency/pick_reads";
 import { RespKind, RespValue } from "../redis/resp";
 import { PoolInflight } from "../services/metrics_view/inflight";
 import { Pool } from "../services/lease/pool";
@@ -41,6 +41,21 @@ describe("zmscoreCounts", () => {
   });
 });
 
+describe("zmscoreStamps", () => {
+  it("reads one stamp per host; a host never stamped, or a value that is not a number, is -1 (the oldest)", () => {
+    const t = zmscoreStamps(true, array([bulk("1700000000123.456"), new RespValue(RespKind.NullBulk), bulk("x"), bulk("inf")]), 4)!;
+    expect(t[0]).toBe(1700000000123.456);
+    expect(t[1]).toBe(-1);
+    expect(t[2]).toBe(-1);
+    expect(t[3]).toBe(-1);
+  });
+  it("refuses a failed call, an error, another length", () => {
+    expect(zmscoreStamps(false, null, 1)).toBeNull();
+    expect(zmscoreStamps(true, new RespValue(RespKind.Error), 1)).toBeNull();
+    expect(zmscoreStamps(true, array([bulk("1")]), 2)).toBeNull();
+  });
+});
+
 describe("PickReads", () => {
   it("runs the pick once, when the last part sent has answered", () => {
     const done = new Count();
@@ -57,6 +72,20 @@ describe("PickReads", () => {
     expect(reads.counts![0]).toBe(2);
     expect(reads.values[0]).toBe("h1");
     expect(reads.values[1]).toBe("");
+  });
+  it("the stamps are a third part: the pick waits for them, a second answer is ignored", () => {
+    const done = new Count();
+    const reads = new PickReads([], done);
+    reads.netAtSend = [0, 0];
+    reads.expect();
+    reads.expect();
+    reads.onCounts(true, array([bulk("1"), bulk("1")]));
+    expect(done.calls).toBe(0);
+    reads.onStamps(true, array([bulk("20"), bulk("10")]));
+    reads.onStamps(true, array([bulk("1"), bulk("2")]));
+    expect(done.calls).toBe(1);
+    expect(reads.stamps![0]).toBe(20);
+    expect(reads.stamps![1]).toBe(10);
   });
   it("a part that could not be sent is not waited for; a failed part leaves its answer empty", () => {
     const done = new Count();

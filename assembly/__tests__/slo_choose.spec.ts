@@ -78,6 +78,27 @@ describe("chooseBySlo", () => {
     expect(tie.index).toBe(0);
     expect(tie.reason).toBe("lowest_latency");
   });
+  it("without an SLO, alike hosts with as few in flight: the least recently picked, by any gateway", () => {
+    // Scores 600, 630, 610: alike (within LOAD_BAND), one in flight each, the same prompt held.
+    const ttft: f64[] = [100, 130, 110];
+    const tpot: f64[] = [5, 5, 5];
+    const one: f64[] = [1, 1, 1];
+    const same: f64[] = [500, 500, 500];
+    // Host 0 was picked last, host 1 longest ago: host 1, though its score is the highest of the three.
+    const c = chooseBySlo(ttft, tpot, ALL3, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, null, null, one, same, [3000.5, 1000.25, 2000]);
+    expect(c.index).toBe(1);
+    expect(c.reason).toBe("alike_fewest");
+    // A host never stamped (-1) is the oldest.
+    expect(chooseBySlo(ttft, tpot, ALL3, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, null, null, one, same, [3000, 1000, -1]).index).toBe(2);
+    // Equal stamps (or none): the lowest score, as before.
+    expect(chooseBySlo(ttft, tpot, ALL3, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, null, null, one, same, [5, 5, 5]).index).toBe(0);
+    expect(chooseBySlo(ttft, tpot, ALL3, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, null, null, one, same, null).index).toBe(0);
+    // Fewer in flight still comes first; a host beyond the band is never taken for its age.
+    expect(chooseBySlo(ttft, tpot, ALL3, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, null, null, [1, 2, 1], same, [3000, 1000, 2000]).index).toBe(2);
+    expect(chooseBySlo([100, 300, 110], tpot, ALL3, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, null, null, one, same, [3000, 1000, 2000]).index).toBe(2);
+    // With the harm rule too (the hosts within LATENCY_BAND harming no stream).
+    expect(chooseBySlo(ttft, tpot, ALL3, 0, 0, PICK_TPOT_FIT, 0, false, 100, NO_EXPLORE, [0, 0, 0], null, one, same, [3000, 1000, 2000]).index).toBe(1);
+  });
   it("explores among the feasible hosts only", () => {
     const ttft: f64[] = [90, 40, 500];
     const tpot: f64[] = [1, 1, 1];

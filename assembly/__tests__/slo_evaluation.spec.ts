@@ -89,6 +89,10 @@ describe("fewestInflight", () => {
     expect(fewestInflight([3, 1, 1, 0], [true, true, true, false], 0)).toBe(1);
     expect(fewestInflight([3, 1, 1, 0], [true, true, true, false], 1)).toBe(2);
     expect(fewestInflight([3, 1], [false, false], 0)).toBe(0);
+    // Among the fewest, the least recently picked (any draw); a host not eligible is never taken.
+    expect(fewestInflight([3, 1, 1, 0], [true, true, true, false], 0, [1, 20, 10, 0])).toBe(2);
+    expect(fewestInflight([3, 1, 1, 0], [true, true, true, false], 1, [1, 20, 10, 0])).toBe(2);
+    expect(fewestInflight([3, 1, 1, 0], [true, true, true, false], 1, [1, 10, 10, 0])).toBe(2);
   });
 });
 

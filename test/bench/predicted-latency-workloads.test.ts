@@ -12,9 +12,11 @@
 //   114 ms); with 4 workers, the overdue wait alone left 756 ms (the model's in-flight slope
 //   went below 0, the loaded pod looked faster), both 115 ms.
 // - Alike pods: hosts within LOAD_BAND of the lowest score that hold as much of the prompt go by
-//   the fewest in flight (choose.ts lowestLatency, reason alike_fewest). By the lowest score alone, noise between alike
-//   pods' models piled requests onto one of them (photoroom, 4 gateways: TTFT p99 309 ms against
-//   global_least_request's 151; now 163).
+//   the fewest in flight, then the least recently picked by any gateway (choose.ts lowestLatency,
+//   reason alike_fewest). By the lowest score alone, noise between alike pods' models piled
+//   requests onto one of them (photoroom, 4 gateways: TTFT p99 309 ms); by the fewest in flight
+//   with ties to the lowest score, two prefills still met on one engine (163 ms against
+//   global_least_request's 94); now 99.
 import { describe, expect, it } from "vitest";
 import { hotPrefix, sharedPrefix } from "../../bench/scenarios/inference-perf.js";
 import { photoroom } from "../../bench/scenarios/seeds.js";
@@ -47,13 +49,13 @@ describe("predicted_latency without an SLO or modelBatchSlots", () => {
     expect(predicted.ttftMs.p99).toBeLessThan(affinity.ttftMs.p99 * 2);
   }, 60_000);
 
-  it("sends a request the model cannot place among alike pods to the fewest in flight (nothing shared, 4 gateways)", async () => {
+  it("sends a request the model cannot place among alike pods to the fewest in flight, the least recently picked (nothing shared, 4 gateways)", async () => {
     const report = await runVirtualScenario(photoroom, { quiet: true, policies: ["global_least_request", "predicted_latency"] });
     const [global, predicted] = report.runs.map((r) => r.summary!);
     expect(predicted.failed).toBe(0);
-    // Seed 1: 163 ms against global_least_request's 94 (151 before its ties went to the least
-    // recently picked pod, RESULTS 3c); the lowest score alone, without the fewest-in-flight
-    // rule, piled requests onto one of the alike pods: 309 ms.
-    expect(predicted.ttftMs.p99).toBeLessThan(global.ttftMs.p99 * 2);
+    // Seed 1: 98.8 ms against global_least_request's 93.7 (RESULTS 12.1n). Ties to the lowest
+    // score among the fewest in flight: 163 ms; the lowest score alone: 309 ms.
+    expect(predicted.ttftMs.p99).toBeLessThan(global.ttftMs.p99 * 1.3);
+    expect(predicted.pods.maxOverMean).toBeLessThan(1.04);
   }, 60_000);
 });

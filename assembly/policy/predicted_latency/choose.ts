@@ -15,7 +15,8 @@
 // host that looks slow is still observed, so its recovery is learned); with `harm`, the least
 // harm among the hosts within LATENCY_BAND of that lowest score first; with `inflight` and
 // `uncached`, the fewest in flight among the hosts within LOAD_BAND of the lowest score that hold
-// as much of the prompt (lowestLatency; reason alike_fewest when that is not the lowest).
+// as much of the prompt, the least recently picked among those (`picked`: by any gateway), then
+// the lowest score (lowestLatency; reason alike_fewest when that is not the lowest).
 // Hosts the load gate excludes (eligible false) are never chosen; predictions NaN (nothing
 // learned) make the choice fall back (index NO_MODEL). Near-equal scores break ties at random.
 
@@ -84,7 +85,8 @@ function extreme(idx: i32[], score: f64[], highest: bool, pick: u32): i32 {
 }
 
 export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft: f64, sloTpot: f64,
-  mode: i32, explore: f64, sheddable: bool, expectedTokens: f64, d: Draws, harm: f64[] | null = null, recompute: f64[] | null = null, inflight: f64[] | null = null, uncached: f64[] | null = null): Choice {
+  mode: i32, explore: f64, sheddable: bool, expectedTokens: f64, d: Draws, harm: f64[] | null = null, recompute: f64[] | null = null, inflight: f64[] | null = null, uncached: f64[] | null = null,
+  picked: f64[] | null = null): Choice {
   const n = ttft.length;
   const known = new Array<i32>(0);
   for (let i = 0; i < n; i++) if (eligible[i] && !isNaN(ttft[i]) && !isNaN(tpot[i])) known.push(i);
@@ -94,9 +96,9 @@ export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft:
     if (explore > 0 && d.explore < explore) return new Choice(known[<i32>(d.pick % <u32>known.length)], "explore");
     const score = new Array<f64>(n).fill(Infinity);
     for (let j = 0; j < known.length; j++) { const i = known[j]; score[i] = ttft[i] + tpot[i] * expectedTokens + (recompute !== null ? recompute[i] : 0.0); }
-    if (harm === null) return lowestLatency(known, score, inflight, uncached, d.pick);
-    const c = lowestLatency(leastHarm(nearLeast(known, score, LATENCY_BAND), harm), score, inflight, uncached, d.pick);
-    c.avoided = harm[lowestLatency(known, score, inflight, uncached, d.pick).index] > harm[c.index];
+    if (harm === null) return lowestLatency(known, score, ttft, inflight, uncached, picked, d.pick);
+    const c = lowestLatency(leastHarm(nearLeast(known, score, LATENCY_BAND), harm), score, ttft, inflight, uncached, picked, d.pick);
+    c.avoided = harm[lowestLatency(known, score, ttft, inflight, uncached, picked, d.pick).index] > harm[c.index];
     return c;
   }
   const h = new Array<f64>(n).fill(-Infinity);
@@ -126,10 +128,11 @@ export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft:
 /**
  * Without an SLO: the lowest score (reason lowest_latency), unless a host within LOAD_BAND of it
  * (a share of it) that holds at least as much of the prompt (uncached tokens no more than the
- * lowest's) has fewer requests in flight; then the fewest in flight among those, the lowest score
- * among ties (reason alike_fewest). Without `inflight` or `uncached`: the lowest score.
+ * lowest's) has fewer requests in flight, or as few and was picked less recently; then the fewest
+ * in flight among those, the least recently picked among ties (`picked`), then the lowest score
+ * (reason alike_fewest). Without `inflight` or `uncached`: the lowest score.
  */
-function lowestLatency(idx: i32[], score: f64[], inflight: f64[] | null, uncached: f64[] | null, pick: u32): Choice {
+function lowestLatency(idx: i32[], score: f64[], ttft: f64[], inflight: f64[] | null, uncached: f64[] | null, picked: f64[] | null, pick: u32): Choice {
   const best = extreme(idx, score, false, pick);
   if (inflight === null || uncached === null) return new Choice(best, "lowest_latency");
   const limit = score[best] + LOAD_BAND * abs(score[best]);
@@ -139,7 +142,7 @@ function lowestLatency(idx: i32[], score: f64[], inflight: f64[] | null, uncache
     if (score[i] <= limit && uncached[i] <= uncached[best]) alike.push(i);
   }
   if (alike.length == 0) alike.push(best);
-  const chosen = extreme(nearLeast(alike, inflight, 0), score, false, pick);
+  const chosen = extreme(leastRecent(nearLeast(alike, inflight, 0), picked), score, false, pick);
   return new Choice(chosen, chosen == best ? "lowest_latency" : "alike_fewest");
 }
 
@@ -157,6 +160,17 @@ function nearLeast(idx: i32[], value: f64[], share: f64): i32[] {
   const out = new Array<i32>(0);
   for (let j = 0; j < idx.length; j++) if (value[idx[j]] <= limit) out.push(idx[j]);
   return out.length > 0 ? out : idx;
+}
+
+/**
+ * The hosts of `idx` picked least recently (the lowest stamp in `picked`, by any gateway); all of
+ * `idx` without stamps. The model scores alike pods a few percent apart at random, and the lowest
+ * score sent two requests in a row to one pod while another had been idle longer; their prefills
+ * then queued on one engine (photoroom: TTFT p99 163 ms, against 94 for global_least_request,
+ * whose ties go the same way: lua/lib.lua least_recent; bench/RESULTS.md 3c).
+ */
+export function leastRecent(idx: i32[], picked: f64[] | null): i32[] {
+  return picked === null ? idx : nearLeast(idx, picked, 0);
 }
 
 /** The hosts of `idx` whose harm (other streams this request's prefill would make miss their

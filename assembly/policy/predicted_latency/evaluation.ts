@@ -3,7 +3,7 @@
 // counting the wait for a batch slot: wait for a pod that meets it once its slot frees
 // (waitForSlot), else go late, only to a free slot, one left free for a while (lateToFreeSlot).
 // Pure: no host calls.
-import { Choice, chooseBySlo, Draws, NO_MODEL } from "./choose";
+import { Choice, chooseBySlo, Draws, leastRecent, NO_MODEL } from "./choose";
 import { HostModel } from "./model";
 
 /**
@@ -35,6 +35,8 @@ export class Evaluation {
    *  there, in ms summed over them (recomputeCost); null with an SLO. */
   recompute: f64[] | null = null;
   eligible: bool[];
+  /** When each candidate was last picked by any gateway (PickReads.stamps); null: unknown. */
+  picked: f64[] | null = null;
   choice: Choice = new Choice(NO_MODEL, "");
   at: i32 = 0;
   /** No pod meets the SLO (the choice was the least late). */
@@ -140,11 +142,14 @@ export function lateToFreeSlot(e: Evaluation, slots: f64, ttftLeft: f64, sloTpot
   e.late = false;
 }
 
-/** Fewest in flight among the eligible hosts, random among ties (nothing learned yet). */
-export function fewestInflight(inflight: f64[], eligible: bool[], pick: u32): i32 {
+/** Fewest in flight among the eligible hosts (nothing learned yet), the least recently picked
+ *  among ties (`picked`: leastRecent), then random. */
+export function fewestInflight(inflight: f64[], eligible: bool[], pick: u32, picked: f64[] | null = null): i32 {
   let best = Infinity;
   for (let i = 0; i < inflight.length; i++) if (eligible[i] && inflight[i] < best) best = inflight[i];
-  const ties = new Array<i32>(0);
-  for (let i = 0; i < inflight.length; i++) if (eligible[i] && inflight[i] == best) ties.push(i);
-  return ties.length == 0 ? 0 : ties[<i32>(pick % <u32>ties.length)];
+  const tied = new Array<i32>(0);
+  for (let i = 0; i < inflight.length; i++) if (eligible[i] && inflight[i] == best) tied.push(i);
+  if (tied.length == 0) return 0;
+  const ties = leastRecent(tied, picked);
+  return ties[<i32>(pick % <u32>ties.length)];
 }

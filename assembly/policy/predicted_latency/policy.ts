@@ -35,7 +35,7 @@ import { ModelStore, PoolModel } from "./store";
 import { chooseBySlo, Draws, NO_MODEL, PICK_BEST_FIT, PICK_MOST_HEADROOM, PICK_TPOT_FIT, SHED } from "./choose";
 import { Evaluation, fewestInflight, lateReserve, lateToFreeSlot, recomputeCost, RequestTerms, waitForSlot } from "./evaluation";
 import { OpenStream } from "./open_streams";
-import { CountsPart, FRESH_COUNTS_MAX, PickReads, PickReadsDone, PrefixPart } from "./pick_reads";
+import { CountsPart, FRESH_COUNTS_MAX, PickReads, PickReadsDone, PrefixPart, StampsPart } from "./pick_reads";
 import { HeldRequest, HoldList } from "./hold";
 import { HeldJudge, LateBinding } from "./late_binding";
 import { Pool } from "../../services/lease/pool";
@@ -168,6 +168,8 @@ export class PredictedLatencyPolicy extends Policy {
       reads.sentMs = now;
       reads.expect();
       if (!pool.redis.command(["ZMSCORE", pool.keyLoad].concat(c.hosts), new CountsPart(reads), now, waitMs)) reads.cancel();
+      reads.expect();
+      if (!pool.redis.command(["ZMSCORE", pool.keySeen].concat(c.hosts), new StampsPart(reads), now, waitMs)) reads.cancel();
     }
     return reads.pending ? Verdict.Pending : this.pick(r, c, reads);
   }
@@ -245,6 +247,7 @@ export class PredictedLatencyPolicy extends Policy {
     // (with a TPOT SLO, or without any SLO; a TTFT SLO alone picks by headroom).
     const harm: f64[] | null = s.interference && s.pick == SLO_PICK_TPOT_FIT && (sloTpot > 0 || sloTtft <= 0) ? new Array<f64>(n) : null;
     e.harm = harm;
+    e.picked = reads.stamps;
     for (let i = 0; i < n; i++) {
       const q = this.queueAt(pool, c, i, reads, counts, ahead);
       const m = models[i];
@@ -281,10 +284,10 @@ export class PredictedLatencyPolicy extends Policy {
     e.sloTtft = sloTtft;
     e.ttftLeft = ttftLeft;
     const choice = chooseBySlo(e.decideTtft, e.tpot, e.eligible, ttftLeft, sloTpot,
-      pickMode(s.pick), s.exploration, r.priority == PRIORITY_LOW, expected, draws, harm, e.recompute, e.inflight, e.uncached);
+      pickMode(s.pick), s.exploration, r.priority == PRIORITY_LOW, expected, draws, harm, e.recompute, e.inflight, e.uncached, e.picked);
     if (choice.index == SHED) { r.port.shed("slo_unmet"); return null; }
     e.choice = choice;
-    e.at = choice.index == NO_MODEL ? fewestInflight(e.inflight, e.eligible, draws.pick) : choice.index;
+    e.at = choice.index == NO_MODEL ? fewestInflight(e.inflight, e.eligible, draws.pick, e.picked) : choice.index;
     e.unmet = choice.reason == "slo_unmet";
     if (this.late.on && e.unmet && !waitForSlot(e, ttftLeft, sloTpot)) {
       lateToFreeSlot(e, slots, ttftLeft, sloTpot, pickMode(s.pick), draws, lateReserve(heldMs - sloTtft));

@@ -96,9 +96,9 @@ export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft:
     if (explore > 0 && d.explore < explore) return new Choice(known[<i32>(d.pick % <u32>known.length)], "explore");
     const score = new Array<f64>(n).fill(Infinity);
     for (let j = 0; j < known.length; j++) { const i = known[j]; score[i] = ttft[i] + tpot[i] * expectedTokens + (recompute !== null ? recompute[i] : 0.0); }
-    if (harm === null) return lowestLatency(known, score, ttft, inflight, uncached, picked, d.pick);
-    const c = lowestLatency(leastHarm(nearLeast(known, score, LATENCY_BAND), harm), score, ttft, inflight, uncached, picked, d.pick);
-    c.avoided = harm[lowestLatency(known, score, ttft, inflight, uncached, picked, d.pick).index] > harm[c.index];
+    if (harm === null) return lowestLatency(known, score, inflight, uncached, picked, d.pick);
+    const c = lowestLatency(leastHarm(nearLeast(known, score, LATENCY_BAND), harm), score, inflight, uncached, picked, d.pick);
+    c.avoided = harm[lowestLatency(known, score, inflight, uncached, picked, d.pick).index] > harm[c.index];
     return c;
   }
   const h = new Array<f64>(n).fill(-Infinity);
@@ -132,7 +132,7 @@ export function chooseBySlo(ttft: f64[], tpot: f64[], eligible: bool[], sloTtft:
  * in flight among those, the least recently picked among ties (`picked`), then the lowest score
  * (reason alike_fewest). Without `inflight` or `uncached`: the lowest score.
  */
-function lowestLatency(idx: i32[], score: f64[], ttft: f64[], inflight: f64[] | null, uncached: f64[] | null, picked: f64[] | null, pick: u32): Choice {
+function lowestLatency(idx: i32[], score: f64[], inflight: f64[] | null, uncached: f64[] | null, picked: f64[] | null, pick: u32): Choice {
   const best = extreme(idx, score, false, pick);
   if (inflight === null || uncached === null) return new Choice(best, "lowest_latency");
   const limit = score[best] + LOAD_BAND * abs(score[best]);

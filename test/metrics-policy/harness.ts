@@ -33,8 +33,8 @@ export async function makeHost(configuration: object, hosts: HostSpec[], extra: 
   return h;
 }
 
-export function chat(h: TestHost, opts: { model?: string; headers?: Record<string, string>; vm?: number } = {}) {
-  const s = h.stream({ method: "POST", path: "/v1/chat/completions", cluster: CLUSTER, route: "llm", vm: opts.vm,
+export function chat(h: TestHost, opts: { model?: string; headers?: Record<string, string>; vm?: number; route?: string } = {}) {
+  const s = h.stream({ method: "POST", path: "/v1/chat/completions", cluster: CLUSTER, route: opts.route ?? "llm", vm: opts.vm,
     headers: { "content-type": "application/json", ...(opts.headers ?? {}) } });
   s.sendRequestHeaders(false);
   s.sendRequestBody(JSON.stringify({ model: opts.model ?? "m", messages: [{ role: "user", content: "hi" }] }), true);

@@ -4,13 +4,32 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import type { TestHost } from "../../host-test/facade/index.js";
 import { useRedisSuite, type RedisFixture } from "../helpers/redis.js";
-import { A, B, CLUSTER, METRICS_CLUSTER, chat, makeHost, metricsConfig, picked, vllmBody } from "./harness.js";
+import { A, B, METRICS_CLUSTER, chat, makeHost, metricsConfig, picked, vllmBody } from "./harness.js";
 
 let h: TestHost | null = null;
 afterEach(() => { h?.close(); h = null; });
 
-const pollConfig = (extra: Record<string, unknown> = {}) =>
-  metricsConfig({ metricsSource: "poll", metricsCluster: METRICS_CLUSTER, scrapeIntervalMs: 1000, staleAfterMs: 3000, ...extra });
+const POLL = { metricsSource: "poll", metricsCluster: METRICS_CLUSTER, scrapeIntervalMs: 1000, staleAfterMs: 3000 };
+const pollConfig = (extra: Record<string, unknown> = {}) => metricsConfig({ ...POLL, ...extra });
+
+/** Two rules polling the same pods: the route's own, and route llm2's for another target metric. */
+const TWO_RULES = {
+  lb_policy: "endpoint_metrics", lb_config: POLL,
+  _rules_: [{ _match_route_: ["llm2"], lb_policy: "endpoint_metrics", lb_config: { ...POLL, metric_policy: "least", target_metric: "vllm:num_requests_waiting" } }],
+};
+
+/** The pod a scrape call is for. */
+const podOf = (c: TestHost["httpCalls"][number]) => c.header("x-envoy-original-dst-host")!;
+
+/** Answers every scrape call pending now with the body `bodyOf` gives its pod; returns how many. */
+function answerScrapes(host: TestHost, bodyOf: (pod: string) => string): number {
+  const calls = [...host.httpCalls];
+  for (const c of calls) c.respond({ status: 200, body: bodyOf(podOf(c)) });
+  return calls.length;
+}
+
+/** A 7 requests waiting, B none. */
+const aBusy = (pod: string) => (pod === A ? vllmBody(7) : vllmBody(0));
 
 describe("metricsSource: poll", () => {
   it("scrapes each known host with its own call and picks from the answers", async () => {
@@ -18,13 +37,13 @@ describe("metricsSource: poll", () => {
     chat(h).complete(); // teaches the plugin the candidates (ticks have no stream)
     h.advance(1000);
     const calls = [...h.httpCalls];
-    expect(calls.map((c) => c.header("x-envoy-original-dst-host")).sort()).toEqual([A, B]);
+    expect(calls.map((c) => podOf(c)).sort()).toEqual([A, B]);
     for (const c of calls) {
       expect(c.cluster).toBe(METRICS_CLUSTER);
       expect(c.header(":path")).toBe("/metrics");
       expect(c.timeoutMs).toBe(500);
     }
-    const byHost = (x: string) => calls.find((c) => c.header("x-envoy-original-dst-host") === x)!;
+    const byHost = (x: string) => calls.find((c) => podOf(c) === x)!;
     byHost(A).respond({ status: 200, body: vllmBody(4) });
     byHost(B).respond({ status: 200, body: vllmBody(0) });
     h.advance(200); // past reparseIntervalMs
@@ -32,60 +51,27 @@ describe("metricsSource: poll", () => {
   });
 
   it("two rules polling the same pods for different target metrics each scrape and keep their own report (shared data is one namespace)", async () => {
-    const poll = { metricsSource: "poll", metricsCluster: METRICS_CLUSTER, scrapeIntervalMs: 1000, staleAfterMs: 3000 };
-    h = await makeHost({
-      lb_policy: "endpoint_metrics", lb_config: poll,
-      _rules_: [{ _match_route_: ["llm2"], lb_policy: "endpoint_metrics", lb_config: { ...poll, metric_policy: "least", target_metric: "vllm:num_requests_waiting" } }],
-    }, [{ address: A }, { address: B }], { workers: 2 });
-    const on = (route: string, vm: number) => {
-      const st = h!.stream({ method: "POST", path: "/v1/chat/completions", cluster: CLUSTER, route, vm, headers: { "content-type": "application/json" } });
-      st.sendRequestHeaders(false);
-      st.sendRequestBody(JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }), true);
-      return st;
-    };
-    for (let vm = 0; vm < 2; vm++) { on("llm", vm).complete(); on("llm2", vm).complete(); }
+    h = await makeHost(TWO_RULES, [{ address: A }, { address: B }], { workers: 2 });
+    for (let vm = 0; vm < 2; vm++) { chat(h, { route: "llm", vm }).complete(); chat(h, { route: "llm2", vm }).complete(); }
     let scrapes = 0;
-    for (let i = 0; i < 5; i++) {
-      h.advance(1000);
-      const calls = [...h.httpCalls];
-      scrapes += calls.length;
-      for (const c of calls) c.respond({ status: 200, body: c.header("x-envoy-original-dst-host") === A ? vllmBody(7) : vllmBody(0) });
-    }
+    for (let i = 0; i < 5; i++) { h.advance(1000); scrapes += answerScrapes(h, aBusy); }
     expect(scrapes).toBe(5 * 2 * 2); // each interval: both pods for both rules, by one of the two VMs
     h.advance(300);
-    for (let i = 0; i < 4; i++) { const st = on("llm2", i % 2); expect(st.overrideHost.requested).toBe(B); st.complete(); }
+    for (let i = 0; i < 4; i++) { const st = chat(h, { route: "llm2", vm: i % 2 }); expect(picked(st)).toBe(B); st.complete(); }
   });
 
   it("one VM, two rules polling the same pods: each rule's scrape goes out in the same tick", async () => {
     // A scrape in flight for one rule once held back the other rule's scrape of the same address.
-    const poll = { metricsSource: "poll", metricsCluster: METRICS_CLUSTER, scrapeIntervalMs: 1000, staleAfterMs: 3000 };
-    h = await makeHost({
-      lb_policy: "endpoint_metrics", lb_config: poll,
-      _rules_: [{ _match_route_: ["llm2"], lb_policy: "endpoint_metrics", lb_config: { ...poll, metric_policy: "least", target_metric: "vllm:num_requests_waiting" } }],
-    }, [{ address: A }, { address: B }]);
-    for (const route of ["llm", "llm2"]) {
-      const st = h.stream({ method: "POST", path: "/v1/chat/completions", cluster: CLUSTER, route, headers: { "content-type": "application/json" } });
-      st.sendRequestHeaders(false);
-      st.sendRequestBody(JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }), true);
-      st.complete();
-    }
+    h = await makeHost(TWO_RULES, [{ address: A }, { address: B }]);
+    for (const route of ["llm", "llm2"]) chat(h, { route }).complete();
     let scrapes = 0;
-    for (let i = 0; i < 3; i++) {
-      h.advance(1000);
-      const calls = [...h.httpCalls];
-      scrapes += calls.length;
-      for (const c of calls) c.respond({ status: 200, body: c.header("x-envoy-original-dst-host") === A ? vllmBody(7) : vllmBody(0) });
-    }
+    for (let i = 0; i < 3; i++) { h.advance(1000); scrapes += answerScrapes(h, aBusy); }
     expect(scrapes).toBe(3 * 2 * 2);
   });
 
   it("a wall-clock step back, then every VM replaced (crash recovery): the new VMs run the old ones' clock, scrapes go on", async () => {
     h = await makeHost(pollConfig(), [{ address: A }, { address: B }], { workers: 2 });
-    const answerAll = (bodies: Record<string, string>) => {
-      const calls = [...h!.httpCalls];
-      for (const c of calls) c.respond({ status: 200, body: bodies[c.header("x-envoy-original-dst-host")!] });
-      return calls.length;
-    };
+    const answerAll = (bodies: Record<string, string>) => answerScrapes(h!, (pod) => bodies[pod]);
     for (let vm = 0; vm < 2; vm++) chat(h, { vm }).complete();
     h.advance(1000);
     answerAll({ [A]: vllmBody(0), [B]: vllmBody(4) });
@@ -109,12 +95,12 @@ describe("metricsSource: poll", () => {
     chat(h).complete();
     h.advance(1000);
     const first = [...h.httpCalls];
-    first.find((c) => c.header("x-envoy-original-dst-host") === A)!.respond({ status: 200, body: vllmBody(0) });
-    first.find((c) => c.header("x-envoy-original-dst-host") === B)!.respond({ status: 200, body: vllmBody(3) });
+    first.find((c) => podOf(c) === A)!.respond({ status: 200, body: vllmBody(0) });
+    first.find((c) => podOf(c) === B)!.respond({ status: 200, body: vllmBody(3) });
     // From now on B answers; A never does (its calls time out after 500 ms).
     for (let t = 0; t < 4; t++) {
       h.advance(1000);
-      const b = h.httpCalls.find((c) => c.header("x-envoy-original-dst-host") === B);
+      const b = h.httpCalls.find((c) => podOf(c) === B);
       expect(b).toBeDefined();
       b!.respond({ status: 200, body: vllmBody(3) });
     }
@@ -129,12 +115,9 @@ describe("metricsSource: poll", () => {
     h = await makeHost(pollConfig(), [{ address: A }, { address: B }]);
     chat(h).complete();
     h.advance(1000);
-    for (const c of [...h.httpCalls]) {
-      const busy = c.header("x-envoy-original-dst-host") === A;
-      // A's queue is its last line, printed without "\n" (an exporter may end so).
-      c.respond({ status: 200, body: busy ? vllmBody(0, 0).replace(/vllm:num_requests_waiting\{[^\n]*\n/, "") +
-        'vllm:num_requests_waiting{engine="0",model_name="m"} 9.0' : vllmBody(2) });
-    }
+    // A's queue is its last line, printed without "\n" (an exporter may end so).
+    answerScrapes(h, (pod) => pod === A ? vllmBody(0, 0).replace(/vllm:num_requests_waiting\{[^\n]*\n/, "") +
+      'vllm:num_requests_waiting{engine="0",model_name="m"} 9.0' : vllmBody(2));
     h.advance(200);
     for (let i = 0; i < 3; i++) { const s = chat(h); expect(picked(s)).toBe(B); s.complete(); }
   });
@@ -144,10 +127,8 @@ describe("metricsSource: poll", () => {
     h = await makeHost(pollConfig(), [{ address: A }, { address: B }]);
     chat(h).complete();
     h.advance(1000);
-    for (const c of [...h.httpCalls]) {
-      const idle = c.header("x-envoy-original-dst-host") === A;
-      c.respond({ status: 200, body: idle ? vllmBody(0) + 'vllm:lora_requests_info{max_lora="2",running_lora_adapters="x\\ny,z",waiting_lora_adapters=""} 1.7e9\n' : vllmBody(3) });
-    }
+    answerScrapes(h, (pod) => pod === A
+      ? vllmBody(0) + 'vllm:lora_requests_info{max_lora="2",running_lora_adapters="x\\ny,z",waiting_lora_adapters=""} 1.7e9\n' : vllmBody(3));
     h.advance(200);
     for (let i = 0; i < 3; i++) { const s = chat(h); expect(picked(s)).toBe(A); s.complete(); }
   });
@@ -179,7 +160,7 @@ describe("metricsSource: poll", () => {
     h = await makeHost(pollConfig(), [{ address: A }, { address: B }], { workers: 3 });
     for (let vm = 0; vm < 3; vm++) chat(h, { vm }).complete();
     h.advance(1000);
-    const targets = h.httpCalls.map((c) => c.header("x-envoy-original-dst-host")).sort();
+    const targets = h.httpCalls.map((c) => podOf(c)).sort();
     expect(targets).toEqual([A, B]);
   });
 });

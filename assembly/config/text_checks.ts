@@ -1,8 +1,8 @@
 // Pure checks for configuration text: is a string exactly a number, an HTTP header name, a host,
 // a host:port, an Envoy cluster name. Each returns false rather than guessing, so the caller refuses the key by name.
 
-function isDigit(c: i32): bool { return c >= 0x30 && c <= 0x39; }
-function isAlpha(c: i32): bool { return (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A); }
+import { isDigit, isLetter } from "../metrics/chars";
+import { isNameChar, isNameStart } from "../metrics/prometheus";
 
 /** Where an optional exponent (e / E, an optional sign, digits) starting at `i` ends; -1 for an
  *  exponent without digits. Shared by the JSON and the decimal number checks. */
@@ -64,7 +64,7 @@ export function isDecimalText(s: string): bool {
 
 /** RFC 9110 section 5.6.2 tchar: "!#$%&'*+-.^_`|~", digits, letters. */
 function isTchar(c: i32): bool {
-  if (isDigit(c) || isAlpha(c)) return true;
+  if (isDigit(c) || isLetter(c)) return true;
   return c == 0x21 || (c >= 0x23 && c <= 0x27) || c == 0x2A || c == 0x2B || c == 0x2D || c == 0x2E ||
     c == 0x5E || c == 0x5F || c == 0x60 || c == 0x7C || c == 0x7E;
 }
@@ -93,7 +93,7 @@ export function isHostName(s: string): bool {
       label = 0;
       continue;
     }
-    if (!isDigit(c) && !isAlpha(c) && c != 0x2D && c != 0x5F) return false;
+    if (!isDigit(c) && !isLetter(c) && c != 0x2D && c != 0x5F) return false;
     if (++label > 63) return false;
   }
   return label > 0;
@@ -125,13 +125,11 @@ export function isHostPort(s: string): bool {
   return isHostName(host);
 }
 
-/** A Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*), as a /metrics line starts. */
+/** A Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*), as a /metrics line starts: the
+ *  characters the exposition parser reads as a name (metrics/prometheus.ts). */
 export function isMetricName(s: string): bool {
-  if (s.length == 0) return false;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (!isAlpha(c) && c != 0x5F && c != 0x3A && (i == 0 || !isDigit(c))) return false;
-  }
+  if (s.length == 0 || !isNameStart(s.charCodeAt(0))) return false;
+  for (let i = 1; i < s.length; i++) if (!isNameChar(s.charCodeAt(i))) return false;
   return true;
 }
 

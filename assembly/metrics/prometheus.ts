@@ -13,14 +13,15 @@ import { codeAt, isBlank, isDigit, isLetter } from "./chars";
 import { ScannedNumber, scanNumberAt } from "./prom_number";
 import { utf8DecodeLossyAt, utf8Encode } from "../util/utf8";
 
-// Metric names: [a-zA-Z_:][a-zA-Z0-9_:]*; label names: [a-zA-Z_][a-zA-Z0-9_]*.
+// Metric names: [a-zA-Z_:][a-zA-Z0-9_:]*; label names: [a-zA-Z_][a-zA-Z0-9_]*. The metric-name
+// characters also check target_metric in the configuration (config/text_checks.ts isMetricName).
 // @ts-ignore: decorator
-@inline function isNameStart(c: i32): bool {
+@inline export function isNameStart(c: i32): bool {
   return isLetter(c) || c == 95 /* _ */ || c == 58 /* : */;
 }
 
 // @ts-ignore: decorator
-@inline function isNameChar(c: i32): bool {
+@inline export function isNameChar(c: i32): bool {
   return isNameStart(c) || isDigit(c);
 }
 

@@ -1,8 +1,7 @@
 // Pure checks for configuration text: is a string exactly a number, an HTTP header name, a host,
 // a host:port, an Envoy cluster name. Each returns false rather than guessing, so the caller refuses the key by name.
 
-import { isDigit, isLetter } from "../metrics/chars";
-import { isNameChar, isNameStart } from "../metrics/prometheus";
+import { isDigit, isLetter, isMetricNameChar, isMetricNameStart } from "../util/ascii";
 
 /** Where an optional exponent (e / E, an optional sign, digits) starting at `i` ends; -1 for an
  *  exponent without digits. Shared by the JSON and the decimal number checks. */
@@ -128,8 +127,8 @@ export function isHostPort(s: string): bool {
 /** A Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*), as a /metrics line starts: the
  *  characters the exposition parser reads as a name (metrics/prometheus.ts). */
 export function isMetricName(s: string): bool {
-  if (s.length == 0 || !isNameStart(s.charCodeAt(0))) return false;
-  for (let i = 1; i < s.length; i++) if (!isNameChar(s.charCodeAt(i))) return false;
+  if (s.length == 0 || !isMetricNameStart(s.charCodeAt(0))) return false;
+  for (let i = 1; i < s.length; i++) if (!isMetricNameChar(s.charCodeAt(i))) return false;
   return true;
 }
 

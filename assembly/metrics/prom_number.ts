@@ -5,7 +5,8 @@
 // ".5", "5.", and the words NaN / Inf / Infinity in any case with an optional sign.
 // Failure: returns false (the caller skips the line); never throws, never allocates on the fast path.
 
-import { codeAt, isDigit } from "./chars";
+import { codeAt } from "./chars";
+import { isDigit } from "../util/ascii";
 import { utf8Encode } from "../util/utf8";
 
 /** Result slot reused across calls so scanning a number allocates nothing. */

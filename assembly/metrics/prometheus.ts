@@ -9,21 +9,13 @@
 // malformed line are skipped; an unterminated last line is dropped by default because Higress
 // cuts bodies at 64 KiB and a cut line can carry a wrong but well-formed value ("12" of "123").
 
-import { codeAt, isBlank, isDigit, isLetter } from "./chars";
+import { codeAt, isBlank } from "./chars";
+import { isDigit, isLetter, isMetricNameChar, isMetricNameStart } from "../util/ascii";
 import { ScannedNumber, scanNumberAt } from "./prom_number";
 import { utf8DecodeLossyAt, utf8Encode } from "../util/utf8";
 
-// Metric names: [a-zA-Z_:][a-zA-Z0-9_:]*; label names: [a-zA-Z_][a-zA-Z0-9_]*. The metric-name
-// characters also check target_metric in the configuration (config/text_checks.ts isMetricName).
-// @ts-ignore: decorator
-@inline export function isNameStart(c: i32): bool {
-  return isLetter(c) || c == 95 /* _ */ || c == 58 /* : */;
-}
-
-// @ts-ignore: decorator
-@inline export function isNameChar(c: i32): bool {
-  return isNameStart(c) || isDigit(c);
-}
+// Metric names: [a-zA-Z_:][a-zA-Z0-9_:]* (util/ascii.ts isMetricNameStart / isMetricNameChar, which
+// also check target_metric in the configuration); label names: [a-zA-Z_][a-zA-Z0-9_]*.
 
 // @ts-ignore: decorator
 @inline function isLabelNameStart(c: i32): bool {
@@ -329,13 +321,13 @@ function scanSampleLine(
   sample: PromSample, number: ScannedNumber, visitor: SampleVisitor, prefixes: NamePrefixes | null,
 ): bool {
   let p = skipBlanks(base, start, end);
-  if (p >= end || !isNameStart(codeAt(base, p))) return false; // blank, '#' comment, garbage
+  if (p >= end || !isMetricNameStart(codeAt(base, p))) return false; // blank, '#' comment, garbage
   // The eight-byte load may read past the line (into the body, never past it): a listed name
   // shorter than eight bytes is compared under its mask only, and `wants` decides exactly.
   if (prefixes !== null && <u32>p + 8 <= <u32>sample.length && !prefixes.mayMatch(load<u64>(base + <usize>p))) return false;
   sample.nameStart = p;
   p++;
-  while (p < end && isNameChar(codeAt(base, p))) p++;
+  while (p < end && isMetricNameChar(codeAt(base, p))) p++;
   sample.nameEnd = p;
   // No labels yet: a visitor peeking at labels in `wants` sees none rather than stale ones.
   sample.labelsStart = p;

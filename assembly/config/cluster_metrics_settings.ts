@@ -61,9 +61,9 @@ export function parseClusterMetricsSettings(r: ConfigReader): ClusterMetricsSett
   if (s.services.length == 0) r.errors.add(r.key("service_list") + " must be a non-empty list of cluster names");
   for (let i = 0; i < s.services.length; i++) {
     const name = s.services[i];
-    if (name.length == 0) r.errors.add(r.key("service_list") + "[" + i.toString() + "] must not be empty");
-    else if (!r.checkClusterName(r.key("service_list") + "[" + i.toString() + "]", name)) continue;
-    else if (s.services.indexOf(name) < i) r.errors.add(r.key("service_list") + "[" + i.toString() + "] repeats " + describeText(name));
+    const at = r.key("service_list") + "[" + i.toString() + "]";
+    if (name.length == 0) r.errors.add(at + " must not be empty");
+    else if (r.checkClusterName(at, name) && s.services.indexOf(name) < i) r.errors.add(at + " repeats " + describeText(name));
   }
   s.clusterHeader = r.headerNameOrDefault("cluster_header", DEFAULT_CLUSTER_HEADER);
   s.rateLimit = r.num("rate_limit", 1.0, 0.0, 1.0);

@@ -48,9 +48,14 @@ export function connectFailureReply(code: string): RouterReply {
   };
 }
 
+/** A reply named by its kind, or one built for the failure (connectFailureReply). */
+export function routerReplyOf(kind: RouterReplyKind | RouterReply): RouterReply {
+  return typeof kind === "string" ? ROUTER_REPLIES[kind] : kind;
+}
+
 /** An http_call failure as the guest sees it: the router's local reply. */
 export function calloutFailure(kind: RouterReplyKind | RouterReply): HttpCalloutResponse {
-  const r = typeof kind === "string" ? ROUTER_REPLIES[kind] : kind;
+  const r = routerReplyOf(kind);
   const body = Buffer.from(r.body);
   return {
     headers: [[":status", String(r.status)], ["content-length", String(body.length)], ["content-type", "text/plain"]],

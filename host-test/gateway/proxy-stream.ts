@@ -23,7 +23,7 @@ import { PassThroughStream } from "./pass-through.js";
 import type { GatewayStats } from "./stats.js";
 import { splitAddress } from "./address.js";
 import { CLUSTER_NOT_FOUND_DETAILS, routeCluster } from "./cluster-header.js";
-import { CONNECT_FAILURES, ROUTER_REPLIES, connectFailureReply, type RouterReply, type RouterReplyKind } from "./http-callout.js";
+import { CONNECT_FAILURES, connectFailureReply, routerReplyOf, type RouterReply, type RouterReplyKind } from "./http-callout.js";
 import type { ResponseFlagName } from "../abi/constants.js";
 
 // Connection-specific headers are never forwarded (RFC 9110 7.6.1; Envoy strips them).
@@ -250,7 +250,7 @@ export class ProxyStream implements StreamSink {
   }
 
   private routerReply(kind: RouterReplyKind | RouterReply, flag: ResponseFlagName): void {
-    const r = typeof kind === "string" ? ROUTER_REPLIES[kind] : kind;
+    const r = routerReplyOf(kind);
     this.filter.hostReply(r.status, r.details, r.body, flag);
   }
 

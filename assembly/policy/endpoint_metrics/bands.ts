@@ -51,7 +51,7 @@ export function lowestBand(indices: i32[], values: f64[], integerWidth: bool): i
   const top = lo + width;
   for (let i = 0; i < indices.length; i++) {
     const v = values[indices[i]];
-    if (v >= lo && v <= top && isFinite(v)) out.push(indices[i]);
+    if (v >= lo && v <= top) out.push(indices[i]); // lo and top finite: so is v (NaN fails both)
   }
   return out;
 }
@@ -66,7 +66,7 @@ export function highestBand(indices: i32[], values: f64[]): i32[] {
   const bottom = hi - (hi - r.finiteLo) / <f64>r.count;
   for (let i = 0; i < indices.length; i++) {
     const v = values[indices[i]];
-    if (v <= hi && v >= bottom && isFinite(v)) out.push(indices[i]);
+    if (v <= hi && v >= bottom) out.push(indices[i]); // hi and bottom finite: so is v
   }
   return out;
 }
